@@ -1,0 +1,60 @@
+// What a cluster test needs from the shared control plane: an admin KubeConfig, typed API
+// clients, and a namespace of its own that is deleted when the file's tests end.
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, inject } from "vitest";
+
+/** Path of the admin kubeconfig of the control plane global-setup started. */
+export function kubeconfigPath(): string {
+  return inject("kubeconfig");
+}
+
+/** State folder of the test control plane (logs, PKI, KWOK config). */
+export function clusterStateDir(): string {
+  return inject("clusterStateDir");
+}
+
+export function adminKubeConfig(): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfigPath());
+  return kc;
+}
+
+let counter = 0;
+
+/**
+ * Creates a namespace named after `prefix` plus a random suffix, and registers its deletion
+ * after all tests of the calling file. Labels let a test select it.
+ */
+export async function createTestNamespace(prefix: string, labels: Record<string, string> = {}): Promise<string> {
+  const core = adminKubeConfig().makeApiClient(k8s.CoreV1Api);
+  const name = `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`.slice(0, 63);
+  await core.createNamespace({ body: { metadata: { name, labels: { "onto.paas/test": "true", ...labels } } } });
+  afterAll(async () => {
+    await core.deleteNamespace({ name }).catch(() => undefined);
+  });
+  return name;
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails with `what` after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  intervalMs = 250,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const detail = lastError instanceof Error ? `: last error ${lastError.message}` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

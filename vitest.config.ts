@@ -1,0 +1,30 @@
+import { defineConfig } from "vitest/config";
+
+// Two projects: `unit` needs no cluster (src/**/*.test.ts); `cluster` runs against one real
+// local control plane that test/support/global-setup.ts starts once and stops after the run.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["src/**/*.test.ts", "test/unit/**/*.test.ts"],
+          environment: "node",
+        },
+      },
+      {
+        test: {
+          name: "cluster",
+          include: ["test/cluster/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          // One control plane, shared: files run one at a time so timings and fault stages
+          // of one file do not disturb another; each file still works in its own namespace.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
