@@ -1,0 +1,25 @@
+// The `onto` program (also `kubectl onto`): one commander tree, each command in its own
+// module under commands/. Exit codes: 0 success, 1 the command found problems (invalid spec,
+// drift, failed upgrade), 2 usage or environment errors.
+import { Command } from "commander";
+import { clusterCommand } from "./commands/cluster.js";
+
+export function buildProgram(): Command {
+  const program = new Command("onto")
+    .description("Operate coomia-dip platforms described by OntoPlatform resources")
+    .showHelpAfterError()
+    .exitOverride((err) => {
+      // commander's own exits (help, version) keep their code; usage errors become 2.
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") process.exit(0);
+      process.exit(2);
+    });
+  program.addCommand(clusterCommand());
+  return program;
+}
+
+await buildProgram()
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(2);
+  });
