@@ -1,0 +1,12 @@
+// Names of the OntoPlatform API, as the API server knows them.
+export const GROUP = "onto.paas";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}` as const;
+export const KIND = "OntoPlatform";
+export const LIST_KIND = "OntoPlatformList";
+export const PLURAL = "ontoplatforms";
+export const SINGULAR = "ontoplatform";
+export const SHORT_NAMES = ["onto"] as const;
+export const CATEGORIES = ["onto", "all-onto"] as const;
+/** Name of the CustomResourceDefinition object. */
+export const CRD_NAME = `${PLURAL}.${GROUP}`;

@@ -1,0 +1,32 @@
+// The public API of src/api: the OntoPlatform resource's types, schema, defaults, components.
+export * from "./constants.js";
+export {
+  MAX_REPLICAS,
+  MAX_STORAGE,
+  OntoPlatformSpecSchema,
+  OntoPlatformStatusSchema,
+  PLATFORM_PHASES,
+} from "./schema.js";
+export type {
+  ComponentState,
+  Condition,
+  MemoryOverride,
+  OntoPlatform,
+  OntoPlatformMetadata,
+  OntoPlatformSpec,
+  OntoPlatformStatus,
+  PlaneState,
+  PlatformPhase,
+  ResolvedSpec,
+  UpgradeStatus,
+} from "./schema.js";
+export { resolveSpec, topicReplicationFactor } from "./defaults.js";
+export {
+  COMPONENTS,
+  PLANES,
+  componentByName,
+  componentSpec,
+  enabledComponents,
+  isEnabled,
+} from "./components.js";
+export type { ComponentInfo, ComponentName, Plane, ResolvedComponent } from "./components.js";

@@ -1,0 +1,1048 @@
+// The OntoPlatform resource, spec and status, as one TypeBox schema. It is the single source of
+// the TypeScript types below, of the CRD's OpenAPI v3 schema (scripts/generate.ts), of the
+// defaults (resolveSpec) and of the offline validator (`onto validate`). Descriptions become
+// what `kubectl explain` prints, so they are written for the person editing the YAML.
+import { Type } from "@sinclair/typebox";
+import type { Static } from "@sinclair/typebox";
+import {
+  cel,
+  defaulted,
+  dnsLabel,
+  dnsSubdomain,
+  LABEL_VALUE,
+  QUALIFIED_NAME,
+  quantity,
+  quantityAtMost,
+  SEMVER,
+  uniqueBy,
+} from "./schema-kit.js";
+import type { Resolved } from "./schema-kit.js";
+
+/** The largest replica count any component accepts, so a typo cannot ask for a million pods. */
+export const MAX_REPLICAS = 100;
+/** The largest volume any component may request. */
+export const MAX_STORAGE = "64Ti";
+
+// ---------------------------------------------------------------- shared pieces
+
+const replicas = (value: number) =>
+  defaulted(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_REPLICAS,
+      description: `Number of pods (1..${MAX_REPLICAS}). With autoscaling enabled the HorizontalPodAutoscaler owns the count and this is only the starting point.`,
+    }),
+    value,
+  );
+
+const resources = (defaults: { cpu: string; memory: string }) =>
+  defaulted(
+    Type.Object(
+      {
+        requests: defaulted(
+          Type.Object(
+            {
+              cpu: defaulted(quantity("CPU the scheduler reserves, e.g. 500m or 2."), defaults.cpu),
+              memory: defaulted(quantity("Memory the scheduler reserves, e.g. 1Gi."), defaults.memory),
+            },
+            { description: "Resources reserved for each pod." },
+          ),
+          {},
+        ),
+        limits: Type.Optional(
+          Type.Object(
+            {
+              cpu: Type.Optional(quantity("CPU limit; absent means unlimited CPU.")),
+              memory: Type.Optional(
+                quantity(
+                  "Memory limit; absent means no limit set by the spec. Self-healing may raise it after an OOM kill (see status.healing).",
+                ),
+              ),
+            },
+            {
+              description:
+                "Upper bounds for each pod. Optional: a tenancy LimitRange may supply them; each must be at least the request.",
+            },
+          ),
+        ),
+      },
+      {
+        description: "CPU and memory per pod, as Kubernetes quantities.",
+        ...cel(
+          {
+            rule: `!has(self.limits) || !has(self.limits.cpu) || (${quantityAtMost("self.requests.cpu", "self.limits.cpu")})`,
+            message: "requests.cpu must not exceed limits.cpu",
+            fieldPath: ".requests.cpu",
+          },
+          {
+            rule: `!has(self.limits) || !has(self.limits.memory) || (${quantityAtMost("self.requests.memory", "self.limits.memory")})`,
+            message: "requests.memory must not exceed limits.memory",
+            fieldPath: ".requests.memory",
+          },
+        ),
+      },
+    ),
+    {},
+  );
+
+const storage = (value: string) =>
+  defaulted(
+    Type.String({
+      pattern: "^([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[kMGTPE])?$",
+      maxLength: 32,
+      description: `Size of each pod's persistent volume, e.g. 100Gi (at most ${MAX_STORAGE}). It can grow (if the storage class allows expansion) but never shrink.`,
+      ...cel(
+        {
+          rule: quantityAtMost("self", `'${MAX_STORAGE}'`),
+          message: `storage must be at most ${MAX_STORAGE}`,
+        },
+        {
+          rule: quantityAtMost("oldSelf", "self"),
+          message: "storage cannot shrink: a persistent volume can only grow",
+        },
+      ),
+    }),
+    value,
+  );
+
+const autoscaling = defaulted(
+  Type.Object(
+    {
+      enabled: defaulted(
+        Type.Boolean({
+          description:
+            "Create a HorizontalPodAutoscaler (CPU and gRPC requests per second); it then owns the replica count.",
+        }),
+        false,
+      ),
+      minReplicas: defaulted(
+        Type.Integer({ minimum: 1, maximum: MAX_REPLICAS, description: "Fewest pods the autoscaler keeps." }),
+        2,
+      ),
+      maxReplicas: defaulted(
+        Type.Integer({ minimum: 1, maximum: MAX_REPLICAS, description: "Most pods the autoscaler may run." }),
+        10,
+      ),
+      targetCPUUtilization: defaulted(
+        Type.Integer({
+          minimum: 1,
+          maximum: 100,
+          description: "Average CPU utilization (percent of the request) the autoscaler aims for.",
+        }),
+        70,
+      ),
+    },
+    {
+      description: "Horizontal autoscaling of this stateless component.",
+      ...cel({
+        rule: "self.minReplicas <= self.maxReplicas",
+        message: "minReplicas must be less than or equal to maxReplicas",
+        fieldPath: ".minReplicas",
+      }),
+    },
+  ),
+  {},
+);
+
+interface ComponentDefaults {
+  replicas: number;
+  cpu: string;
+  memory: string;
+}
+
+/** A stateless service: a Deployment that may autoscale. */
+const serviceFields = (d: ComponentDefaults) => ({
+  replicas: replicas(d.replicas),
+  resources: resources(d),
+  autoscaling,
+});
+
+/** A stateful component: a StatefulSet with one persistent volume per pod. */
+const statefulFields = (d: ComponentDefaults & { storage: string }) => ({
+  replicas: replicas(d.replicas),
+  storage: storage(d.storage),
+  resources: resources(d),
+});
+
+const SERVICE = { replicas: 2, cpu: "250m", memory: "512Mi" };
+
+// ---------------------------------------------------------------- global
+
+const toleration = Type.Object(
+  {
+    key: Type.Optional(Type.String({ pattern: QUALIFIED_NAME, maxLength: 316, description: "Taint key." })),
+    operator: defaulted(
+      Type.Union([Type.Literal("Exists"), Type.Literal("Equal")], { description: "Exists or Equal." }),
+      "Equal",
+    ),
+    value: Type.Optional(Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Taint value." })),
+    effect: Type.Optional(
+      Type.Union([Type.Literal("NoSchedule"), Type.Literal("PreferNoSchedule"), Type.Literal("NoExecute")], {
+        description: "Taint effect to tolerate; absent tolerates every effect.",
+      }),
+    ),
+    tolerationSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "For NoExecute: how long the pod stays bound after the taint.",
+      }),
+    ),
+  },
+  {
+    description: "A Kubernetes toleration.",
+    ...cel({
+      rule: "self.operator != 'Exists' || !has(self.value)",
+      message: "a toleration with operator Exists must not have a value",
+      fieldPath: ".value",
+    }),
+  },
+);
+
+const global = defaulted(
+  Type.Object(
+    {
+      imagePullPolicy: defaulted(
+        Type.Union([Type.Literal("Always"), Type.Literal("IfNotPresent"), Type.Literal("Never")], {
+          description: "Image pull policy of every container.",
+        }),
+        "IfNotPresent",
+      ),
+      imageRegistry: defaulted(
+        Type.String({
+          pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
+          maxLength: 255,
+          description:
+            "Registry and path the component images are pulled from (registry/path/<component>:<version>).",
+        }),
+        "registry.example.com/coomia-dip",
+      ),
+      imagePullSecrets: defaulted(
+        Type.Array(dnsSubdomain("Name of a docker-registry Secret in the platform's namespace."), {
+          maxItems: 16,
+          uniqueItems: true,
+          "x-kubernetes-list-type": "set",
+          description: "Secrets used to pull images from a private registry.",
+        }),
+        [],
+      ),
+      storageClass: Type.Optional(
+        dnsSubdomain(
+          "StorageClass of every persistent volume; absent uses the cluster's default class. Cannot change after it is set.",
+        ),
+      ),
+      tlsEnabled: defaulted(
+        Type.Boolean({ description: "Serve TLS between components and at the gateway." }),
+        false,
+      ),
+      tlsSecretName: Type.Optional(
+        dnsSubdomain("kubernetes.io/tls Secret with the certificate; required when tlsEnabled is true."),
+      ),
+      nodePool: defaulted(
+        Type.Object(
+          {
+            nodeSelector: defaulted(
+              Type.Record(
+                Type.String(),
+                Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Label value." }),
+                {
+                  maxProperties: 16,
+                  description: "Node labels every platform pod requires.",
+                  ...cel({
+                    rule: `self.all(k, k.matches('${QUALIFIED_NAME}'))`,
+                    message:
+                      "nodeSelector keys must be valid label keys such as node-pool or example.com/pool",
+                  }),
+                },
+              ),
+              {},
+            ),
+            tolerations: defaulted(
+              Type.Array(toleration, {
+                maxItems: 16,
+                description: "Taints of the dedicated nodes that platform pods tolerate.",
+              }),
+              [],
+            ),
+          },
+          { description: "Dedicated node pool for the platform's pods (node selector and tolerations)." },
+        ),
+        {},
+      ),
+    },
+    {
+      description: "Settings shared by every component.",
+      ...cel(
+        {
+          rule: "!self.tlsEnabled || has(self.tlsSecretName)",
+          message: "tlsSecretName is required when tlsEnabled is true",
+          fieldPath: ".tlsSecretName",
+          reason: "FieldValueRequired",
+        },
+        {
+          rule: "has(self.storageClass) == has(oldSelf.storageClass) && (!has(self.storageClass) || self.storageClass == oldSelf.storageClass)",
+          message: "storageClass cannot change after creation: existing volumes keep their class",
+          fieldPath: ".storageClass",
+          reason: "FieldValueForbidden",
+        },
+      ),
+    },
+  ),
+  {},
+);
+
+// ---------------------------------------------------------------- infrastructure
+
+const bucket = Type.Object(
+  {
+    name: Type.String({
+      pattern: "^[a-z0-9][a-z0-9.-]*[a-z0-9]$",
+      minLength: 3,
+      maxLength: 63,
+      description: "S3 bucket name: 3-63 lowercase letters, digits, dots and hyphens.",
+    }),
+  },
+  { description: "A bucket the operator creates in MinIO." },
+);
+
+const topic = Type.Object(
+  {
+    name: Type.String({
+      pattern: "^[a-zA-Z0-9._-]+$",
+      minLength: 1,
+      maxLength: 249,
+      description: "Kafka topic name: letters, digits, '.', '_' and '-'.",
+      ...cel({ rule: "self != '.' && self != '..'", message: "a topic cannot be named '.' or '..'" }),
+    }),
+    partitions: defaulted(
+      Type.Integer({ minimum: 1, maximum: 1000, description: "Number of partitions." }),
+      12,
+    ),
+    replicationFactor: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10,
+        description:
+          "Copies of each partition; at most the Kafka replicas. Absent means min(3, kafka replicas).",
+      }),
+    ),
+  },
+  { description: "A Kafka topic the operator creates." },
+);
+
+const infrastructure = defaulted(
+  Type.Object(
+    {
+      postgres: defaulted(
+        Type.Object(statefulFields({ replicas: 1, storage: "20Gi", cpu: "500m", memory: "1Gi" }), {
+          description:
+            "PostgreSQL: metadata store of the platform. More than one replica adds streaming standbys.",
+        }),
+        {},
+      ),
+      redis: defaulted(
+        Type.Object(
+          {
+            ...statefulFields({ replicas: 1, storage: "5Gi", cpu: "100m", memory: "256Mi" }),
+            mode: defaulted(
+              Type.Union([Type.Literal("standalone"), Type.Literal("sentinel")], {
+                description:
+                  "standalone: one Redis; sentinel: a primary, replicas and Sentinel failover (3+ replicas).",
+              }),
+              "standalone",
+            ),
+          },
+          {
+            description: "Redis: cache and locks.",
+            ...cel(
+              {
+                rule: "self.mode != 'sentinel' || self.replicas >= 3",
+                message: "redis mode sentinel needs at least 3 replicas for a failover quorum",
+                fieldPath: ".replicas",
+              },
+              {
+                rule: "self.mode != 'standalone' || self.replicas == 1",
+                message: "redis mode standalone runs exactly 1 replica; use mode sentinel for more",
+                fieldPath: ".replicas",
+              },
+            ),
+          },
+        ),
+        {},
+      ),
+      minio: defaulted(
+        Type.Object(
+          {
+            ...statefulFields({ replicas: 1, storage: "50Gi", cpu: "250m", memory: "512Mi" }),
+            buckets: defaulted(
+              Type.Array(bucket, {
+                maxItems: 64,
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                description: "Buckets created in MinIO.",
+                ...cel({ rule: uniqueBy("name"), message: "bucket names must be unique" }),
+              }),
+              [{ name: "onto-data" }, { name: "onto-iceberg" }],
+            ),
+          },
+          {
+            description: "MinIO: object storage for data and the Iceberg warehouse.",
+            ...cel({
+              rule: "self.replicas == 1 || self.replicas >= 4",
+              message: "minio runs 1 replica (standalone) or at least 4 (distributed erasure coding)",
+              fieldPath: ".replicas",
+            }),
+          },
+        ),
+        {},
+      ),
+      kafka: defaulted(
+        Type.Object(
+          {
+            ...statefulFields({ replicas: 3, storage: "20Gi", cpu: "500m", memory: "1Gi" }),
+            topics: defaulted(
+              Type.Array(topic, {
+                maxItems: 128,
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                description: "Topics created in Kafka.",
+                ...cel({ rule: uniqueBy("name"), message: "topic names must be unique" }),
+              }),
+              [{ name: "ontology-events", partitions: 12 }],
+            ),
+          },
+          {
+            description: "Kafka (KRaft): the event bus.",
+            ...cel({
+              rule: "self.topics.all(t, !has(t.replicationFactor) || t.replicationFactor <= self.replicas)",
+              message: "a topic's replicationFactor cannot exceed the Kafka replicas",
+              fieldPath: ".topics",
+            }),
+          },
+        ),
+        {},
+      ),
+    },
+    { description: "Stateful infrastructure: PostgreSQL, Redis, MinIO, Kafka." },
+  ),
+  {},
+);
+
+// ---------------------------------------------------------------- planes
+
+const controlPlane = defaulted(
+  Type.Object(
+    {
+      ontologyService: defaulted(
+        Type.Object(serviceFields(SERVICE), { description: "Ontology service (gRPC 9090)." }),
+        {},
+      ),
+      schemaRegistry: defaulted(Type.Object(serviceFields(SERVICE), { description: "Schema registry." }), {}),
+      authService: defaulted(
+        Type.Object(serviceFields(SERVICE), { description: "Authentication service." }),
+        {},
+      ),
+    },
+    { description: "Control layer (B): ontology, schema registry, authentication." },
+  ),
+  {},
+);
+
+const dataPlane = defaulted(
+  Type.Object(
+    {
+      dataService: defaulted(Type.Object(serviceFields(SERVICE), { description: "Data service." }), {}),
+      nessie: defaulted(
+        Type.Object(statefulFields({ replicas: 1, storage: "10Gi", cpu: "250m", memory: "512Mi" }), {
+          description: "Project Nessie: the Iceberg catalog with git-like versioning.",
+        }),
+        {},
+      ),
+    },
+    { description: "Data layer (C): data service and the Nessie catalog." },
+  ),
+  {},
+);
+
+const intelligencePlane = defaulted(
+  Type.Object(
+    {
+      reasoningService: defaulted(
+        Type.Object(
+          {
+            ...serviceFields(SERVICE),
+            gpu: defaulted(
+              Type.Object(
+                {
+                  enabled: defaulted(Type.Boolean({ description: "Request GPUs for each pod." }), false),
+                  count: defaulted(
+                    Type.Integer({ minimum: 1, maximum: 16, description: "GPUs per pod." }),
+                    1,
+                  ),
+                  type: defaulted(
+                    Type.String({
+                      pattern: QUALIFIED_NAME,
+                      maxLength: 253,
+                      description: "Extended resource name of the GPU, e.g. nvidia.com/gpu.",
+                    }),
+                    "nvidia.com/gpu",
+                  ),
+                },
+                { description: "GPU acceleration." },
+              ),
+              {},
+            ),
+          },
+          { description: "Reasoning service." },
+        ),
+        {},
+      ),
+      agentRuntime: defaulted(
+        Type.Object(
+          {
+            ...serviceFields(SERVICE),
+            temporal: defaulted(
+              Type.Object(
+                {
+                  enabled: defaulted(
+                    Type.Boolean({ description: "Run a Temporal server for durable agent workflows." }),
+                    false,
+                  ),
+                  replicas: replicas(1),
+                  resources: resources({ cpu: "250m", memory: "512Mi" }),
+                },
+                { description: "Temporal workflow engine (persists in the platform's PostgreSQL)." },
+              ),
+              {},
+            ),
+          },
+          { description: "Agent runtime." },
+        ),
+        {},
+      ),
+    },
+    { description: "Intelligence layer (D/E): reasoning and agents." },
+  ),
+  {},
+);
+
+const gateway = defaulted(
+  Type.Object(
+    {
+      ...serviceFields(SERVICE),
+      ingress: defaulted(
+        Type.Object(
+          {
+            enabled: defaulted(
+              Type.Boolean({ description: "Expose the gateway through an Ingress." }),
+              false,
+            ),
+            host: Type.Optional(
+              Type.String({
+                pattern: "^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+                maxLength: 253,
+                description: "Host name of the Ingress, e.g. platform.example.com; required when enabled.",
+              }),
+            ),
+            tls: defaulted(Type.Boolean({ description: "Terminate TLS at the Ingress." }), false),
+            tlsSecretName: Type.Optional(
+              dnsSubdomain("TLS Secret of the Ingress; absent uses global.tlsSecretName."),
+            ),
+            className: Type.Optional(dnsSubdomain("IngressClass; absent uses the cluster's default class.")),
+          },
+          {
+            description: "Ingress of the gateway.",
+            ...cel({
+              rule: "!self.enabled || has(self.host)",
+              message: "host is required when ingress is enabled",
+              fieldPath: ".host",
+              reason: "FieldValueRequired",
+            }),
+          },
+        ),
+        {},
+      ),
+    },
+    { description: "API gateway: the platform's entry point." },
+  ),
+  {},
+);
+
+// ---------------------------------------------------------------- cross-cutting
+
+const observability = defaulted(
+  Type.Object(
+    {
+      metrics: defaulted(
+        Type.Object(
+          {
+            enabled: defaulted(
+              Type.Boolean({ description: "Expose Prometheus metrics on every component." }),
+              true,
+            ),
+            serviceMonitor: defaulted(
+              Type.Boolean({
+                description: "Create Prometheus Operator ServiceMonitors (only if that CRD is installed).",
+              }),
+              false,
+            ),
+          },
+          { description: "Prometheus metrics." },
+        ),
+        {},
+      ),
+      tracing: defaulted(
+        Type.Object(
+          {
+            enabled: defaulted(Type.Boolean({ description: "Send traces to Jaeger." }), false),
+            jaegerEndpoint: Type.Optional(
+              Type.String({
+                pattern: "^https?://[^ ]+$",
+                maxLength: 512,
+                description:
+                  "Jaeger collector URL, e.g. http://jaeger:14268/api/traces; required when enabled.",
+              }),
+            ),
+          },
+          {
+            description: "Distributed tracing.",
+            ...cel({
+              rule: "!self.enabled || has(self.jaegerEndpoint)",
+              message: "jaegerEndpoint is required when tracing is enabled",
+              fieldPath: ".jaegerEndpoint",
+              reason: "FieldValueRequired",
+            }),
+          },
+        ),
+        {},
+      ),
+      logging: defaulted(
+        Type.Object(
+          {
+            level: defaulted(
+              Type.Union(
+                [Type.Literal("DEBUG"), Type.Literal("INFO"), Type.Literal("WARN"), Type.Literal("ERROR")],
+                { description: "Log level of every component." },
+              ),
+              "INFO",
+            ),
+            format: defaulted(
+              Type.Union([Type.Literal("json"), Type.Literal("text")], { description: "Log line format." }),
+              "json",
+            ),
+          },
+          { description: "Logging." },
+        ),
+        {},
+      ),
+    },
+    { description: "Metrics, tracing and logging." },
+  ),
+  {},
+);
+
+const tenancy = defaulted(
+  Type.Object(
+    {
+      mode: defaulted(
+        Type.Union([Type.Literal("none"), Type.Literal("namespace")], {
+          description:
+            "namespace: the platform is a tenant isolated in its namespace (quota, limit range, network policy); none: no tenant guard rails.",
+        }),
+        "none",
+      ),
+      resourceQuota: Type.Optional(
+        Type.Record(Type.String(), quantity("Quota amount."), {
+          maxProperties: 32,
+          description:
+            "ResourceQuota hard limits of the namespace, by quota resource name: requests.cpu, requests.memory, limits.cpu, limits.memory, pods, ...",
+          ...cel({
+            rule: "self.all(k, k.matches('^[a-z0-9]([-a-z0-9._/]*[a-z0-9])?$'))",
+            message: "resourceQuota keys must be quota resource names such as requests.cpu or count/pods",
+          }),
+        }),
+      ),
+      networkPolicy: defaulted(
+        Type.Object(
+          {
+            isolate: defaulted(
+              Type.Boolean({
+                description: "Deny traffic from other namespaces (default-deny ingress NetworkPolicy).",
+              }),
+              false,
+            ),
+            allowedNamespaces: defaulted(
+              Type.Array(dnsLabel("Namespace name."), {
+                maxItems: 64,
+                uniqueItems: true,
+                "x-kubernetes-list-type": "set",
+                description: "Namespaces still allowed to reach the platform when isolated.",
+              }),
+              [],
+            ),
+          },
+          { description: "Network isolation." },
+        ),
+        {},
+      ),
+    },
+    {
+      description: "Multi-tenancy guard rails (seed section 6).",
+      ...cel({
+        rule: "self.mode == 'namespace' || (!has(self.resourceQuota) && !self.networkPolicy.isolate)",
+        message: "resourceQuota and networkPolicy.isolate need tenancy mode namespace",
+        fieldPath: ".mode",
+      }),
+    },
+  ),
+  {},
+);
+
+const upgradeStrategy = defaulted(
+  Type.Object(
+    {
+      canary: defaulted(
+        Type.Boolean({
+          description: "Start each component's upgrade with one canary pod of the new version.",
+        }),
+        true,
+      ),
+      healthTimeoutSeconds: defaulted(
+        Type.Integer({
+          minimum: 30,
+          maximum: 3600,
+          description: "How long a canary or rollout may take to become healthy before it is rolled back.",
+        }),
+        300,
+      ),
+      soakSeconds: defaulted(
+        Type.Integer({
+          minimum: 0,
+          maximum: 3600,
+          description: "How long a healthy canary must stay healthy before the rest is rolled.",
+        }),
+        30,
+      ),
+      rollbackScope: defaulted(
+        Type.Union([Type.Literal("Component"), Type.Literal("Platform")], {
+          description:
+            "On failure, roll back only the failed component (Component) or every component upgraded so far (Platform).",
+        }),
+        "Component",
+      ),
+      force: defaulted(
+        Type.Boolean({
+          description:
+            "Allow upgrade paths the release catalog calls unsafe (downgrade, skipped minor version).",
+        }),
+        false,
+      ),
+    },
+    { description: "How a change of spec.version is rolled out." },
+  ),
+  {},
+);
+
+const selfHealing = defaulted(
+  Type.Object(
+    {
+      enabled: defaulted(
+        Type.Boolean({ description: "Act on OOM kills, crash loops, evictions and lost nodes." }),
+        true,
+      ),
+      oomMemoryFactor: defaulted(
+        Type.Number({
+          minimum: 1.1,
+          maximum: 4,
+          description: "Factor applied to a component's memory limit after an OOM kill (1.1..4).",
+        }),
+        1.5,
+      ),
+      maxMemory: defaulted(quantity("Memory limit that OOM healing never raises beyond, e.g. 32Gi."), "32Gi"),
+      cooldownSeconds: defaulted(
+        Type.Integer({
+          minimum: 0,
+          maximum: 86400,
+          description: "Minimum time between two healing actions on the same component.",
+        }),
+        300,
+      ),
+      nodeLossGraceSeconds: defaulted(
+        Type.Integer({
+          minimum: 30,
+          maximum: 86400,
+          description: "How long a node may be NotReady before its stranded pods are freed.",
+        }),
+        300,
+      ),
+      maxActionsPerHour: defaulted(
+        Type.Integer({
+          minimum: 1,
+          maximum: 1000,
+          description: "Rate limit on healing actions across the platform.",
+        }),
+        10,
+      ),
+    },
+    { description: "Self-healing policy (seed section 5)." },
+  ),
+  {},
+);
+
+const retentionPolicy = defaulted(
+  Type.Object(
+    {
+      persistentVolumeClaims: defaulted(
+        Type.Union([Type.Literal("Retain"), Type.Literal("Delete")], {
+          description: "What happens to data volumes when the platform or a component is removed.",
+        }),
+        "Retain",
+      ),
+      secrets: defaulted(
+        Type.Union([Type.Literal("Retain"), Type.Literal("Delete")], {
+          description: "What happens to generated Secrets (passwords, keys) when the platform is removed.",
+        }),
+        "Retain",
+      ),
+    },
+    { description: "Retention of data and credentials on removal." },
+  ),
+  {},
+);
+
+// ---------------------------------------------------------------- spec
+
+export const OntoPlatformSpecSchema = Type.Object(
+  {
+    version: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        "Platform release to run, a semantic version such as 1.5.0. Changing it starts an upgrade.",
+      ...cel({
+        rule: `self.matches('${SEMVER}')`,
+        message: "version must be a semantic version such as 1.5.0",
+      }),
+    }),
+    paused: defaulted(
+      Type.Boolean({
+        description: "Stop reconciling: the operator changes nothing until this is false again.",
+      }),
+      false,
+    ),
+    global,
+    infrastructure,
+    controlPlane,
+    dataPlane,
+    intelligencePlane,
+    gateway,
+    observability,
+    tenancy,
+    upgradeStrategy,
+    selfHealing,
+    retentionPolicy,
+  },
+  {
+    description: "Desired state of a coomia-dip platform.",
+    ...cel({
+      rule: "!self.gateway.ingress.enabled || !self.gateway.ingress.tls || has(self.gateway.ingress.tlsSecretName) || has(self.global.tlsSecretName)",
+      message: "ingress tls needs gateway.ingress.tlsSecretName or global.tlsSecretName",
+      fieldPath: ".gateway.ingress.tlsSecretName",
+      reason: "FieldValueRequired",
+    }),
+  },
+);
+
+// ---------------------------------------------------------------- status
+
+export const PLATFORM_PHASES = [
+  "Pending",
+  "Provisioning",
+  "Running",
+  "Upgrading",
+  "Degraded",
+  "Error",
+] as const;
+const platformPhase = Type.Union(
+  PLATFORM_PHASES.map((p) => Type.Literal(p)),
+  { description: "Summary of the platform's state." },
+);
+
+const condition = Type.Object(
+  {
+    type: Type.String({
+      pattern: "^[A-Za-z][A-Za-z0-9]*$",
+      maxLength: 64,
+      description: "Available, Progressing, Degraded, Upgrading, ...",
+    }),
+    status: Type.Union([Type.Literal("True"), Type.Literal("False"), Type.Literal("Unknown")]),
+    reason: Type.String({ maxLength: 128, description: "One CamelCase word a program can match." }),
+    message: Type.String({ maxLength: 4096, description: "What a person should know or do." }),
+    lastTransitionTime: Type.String({ format: "date-time", description: "When status last changed." }),
+    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { description: "A Kubernetes condition." },
+);
+
+const planeState = Type.Union([Type.Literal("Ready"), Type.Literal("NotReady"), Type.Literal("Disabled")]);
+
+const componentState = Type.Object(
+  {
+    ready: Type.Integer({ minimum: 0, description: "Ready pods." }),
+    desired: Type.Integer({ minimum: 0, description: "Desired pods." }),
+    phase: Type.Union(
+      [Type.Literal("Pending"), Type.Literal("Progressing"), Type.Literal("Ready"), Type.Literal("Degraded")],
+      { description: "State of the component." },
+    ),
+    message: Type.Optional(Type.String({ maxLength: 4096 })),
+    version: Type.Optional(Type.String({ maxLength: 64, description: "Version the component runs." })),
+  },
+  { description: "State of one component." },
+);
+
+const upgradeStatus = Type.Object(
+  {
+    from: Type.String({ maxLength: 64, description: "Version upgraded from." }),
+    to: Type.String({ maxLength: 64, description: "Version upgraded to." }),
+    phase: Type.Union(
+      [
+        Type.Literal("InProgress"),
+        Type.Literal("RollingBack"),
+        Type.Literal("Succeeded"),
+        Type.Literal("Failed"),
+      ],
+      { description: "State of the upgrade." },
+    ),
+    group: Type.Optional(Type.String({ maxLength: 64, description: "Plane being upgraded." })),
+    component: Type.Optional(Type.String({ maxLength: 64, description: "Component being upgraded." })),
+    step: Type.Optional(
+      Type.String({ maxLength: 64, description: "Step within the component (e.g. Canary, Soak, Rollout)." }),
+    ),
+    startedAt: Type.String({ format: "date-time" }),
+    stepStartedAt: Type.Optional(
+      Type.String({ format: "date-time", description: "When the current step began." }),
+    ),
+    finishedAt: Type.Optional(Type.String({ format: "date-time" })),
+    completedComponents: Type.Array(Type.String({ maxLength: 64 }), {
+      maxItems: 64,
+      description: "Components already running the target version.",
+    }),
+    failure: Type.Optional(
+      Type.Object({
+        component: Type.String({ maxLength: 64 }),
+        reason: Type.String({ maxLength: 128 }),
+        message: Type.String({ maxLength: 4096 }),
+      }),
+    ),
+  },
+  { description: "Progress of the upgrade in flight (or the last one), persisted so it survives restarts." },
+);
+
+const memoryOverride = Type.Object(
+  {
+    memoryLimit: quantity("Raised memory limit."),
+    memoryRequest: Type.Optional(quantity("Raised memory request, when it had to follow the limit.")),
+    raisedAt: Type.String({ format: "date-time" }),
+    raises: Type.Integer({ minimum: 0, description: "How many times the limit was raised." }),
+    atCap: Type.Boolean({ description: "The limit reached selfHealing.maxMemory." }),
+  },
+  { description: "Memory raised after OOM kills." },
+);
+
+export const OntoPlatformStatusSchema = Type.Object(
+  {
+    phase: Type.Optional(platformPhase),
+    version: Type.Optional(Type.String({ maxLength: 64, description: "Version the platform fully runs." })),
+    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    ready: Type.Optional(
+      Type.String({ maxLength: 16, description: "Ready components over enabled components, e.g. 14/14." }),
+    ),
+    readyComponents: Type.Optional(Type.Integer({ minimum: 0 })),
+    totalComponents: Type.Optional(Type.Integer({ minimum: 0 })),
+    conditions: Type.Optional(
+      Type.Array(condition, {
+        maxItems: 32,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      }),
+    ),
+    components: Type.Optional(
+      Type.Object(
+        {
+          infrastructure: Type.Optional(planeState),
+          controlPlane: Type.Optional(planeState),
+          dataPlane: Type.Optional(planeState),
+          intelligencePlane: Type.Optional(planeState),
+          gateway: Type.Optional(planeState),
+        },
+        { description: "State per plane." },
+      ),
+    ),
+    componentStatuses: Type.Optional(
+      Type.Record(Type.String(), componentState, { description: "State per component, by component name." }),
+    ),
+    upgrade: Type.Optional(upgradeStatus),
+    healing: Type.Optional(
+      Type.Object(
+        {
+          memoryOverrides: Type.Optional(
+            Type.Record(Type.String(), memoryOverride, {
+              description: "Raised memory limits, by component name.",
+            }),
+          ),
+          recentActions: Type.Optional(
+            Type.Array(
+              Type.Object({
+                at: Type.String({ format: "date-time" }),
+                component: Type.String({ maxLength: 64 }),
+                action: Type.String({ maxLength: 64 }),
+              }),
+              { maxItems: 100, description: "Recent healing actions, for the hourly rate limit." },
+            ),
+          ),
+        },
+        { description: "State of self-healing, persisted so it survives restarts." },
+      ),
+    ),
+  },
+  { description: "Observed state of the platform, written by the operator." },
+);
+
+/** The spec as a user writes it: only `version` is required. */
+export type OntoPlatformSpec = Static<typeof OntoPlatformSpecSchema>;
+
+/**
+ * The spec after `resolveSpec`: every defaulted field is present, deeply. Fields that stay
+ * optional by nature: global.storageClass, global.tlsSecretName, resources.limits (and its cpu,
+ * memory), kafka topics' replicationFactor (see topicReplicationFactor), gateway.ingress.host,
+ * tlsSecretName and className, observability.tracing.jaegerEndpoint, tenancy.resourceQuota,
+ * nodePool tolerations' key/value/effect/tolerationSeconds.
+ */
+export type ResolvedSpec = Resolved<typeof OntoPlatformSpecSchema>;
+
+export type OntoPlatformStatus = Static<typeof OntoPlatformStatusSchema>;
+export type PlatformPhase = (typeof PLATFORM_PHASES)[number];
+export type Condition = Static<typeof condition>;
+export type ComponentState = Static<typeof componentState>;
+export type UpgradeStatus = Static<typeof upgradeStatus>;
+export type MemoryOverride = Static<typeof memoryOverride>;
+export type PlaneState = Static<typeof planeState>;
+
+/** The metadata fields the operator reads. */
+export interface OntoPlatformMetadata {
+  name: string;
+  namespace: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface OntoPlatform {
+  apiVersion: "onto.paas/v1alpha1";
+  kind: "OntoPlatform";
+  metadata: OntoPlatformMetadata;
+  spec: OntoPlatformSpec;
+  status?: OntoPlatformStatus;
+}
