@@ -179,7 +179,7 @@ export class EventRecorder {
       const count = t.count;
       t.writtenCount = count;
       const series = { count, lastObservedTime: microTime(t.lastObserved) };
-      this.track(
+      void this.track(
         t.created.then(async (ok) => {
           if (!ok) return;
           await this.opts.sink.updateSeries(t.namespace, t.name, series).catch((err: unknown) => {
