@@ -25,10 +25,15 @@ let counter = 0;
  * Creates a namespace named after `prefix` plus a random suffix, and registers its deletion
  * after all tests of the calling file. Labels let a test select it.
  */
-export async function createTestNamespace(prefix: string, labels: Record<string, string> = {}): Promise<string> {
+export async function createTestNamespace(
+  prefix: string,
+  labels: Record<string, string> = {},
+): Promise<string> {
   const core = adminKubeConfig().makeApiClient(k8s.CoreV1Api);
   const name = `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`.slice(0, 63);
-  await core.createNamespace({ body: { metadata: { name, labels: { "onto.paas/test": "true", ...labels } } } });
+  await core.createNamespace({
+    body: { metadata: { name, labels: { "onto.paas/test": "true", ...labels } } },
+  });
   afterAll(async () => {
     await core.deleteNamespace({ name }).catch(() => undefined);
   });

@@ -1,5 +1,102 @@
-import { Command } from "commander";
+// `onto cluster up|down|status|kubeconfig`: the embedded local control plane for demos and
+// tests (real Kubernetes built from Go modules, nodes simulated by KWOK).
+import { Command, Option } from "commander";
+import pc from "picocolors";
+import { clusterDown, clusterStatus, clusterUp } from "../../localcluster/launcher.js";
+import { defaultStateDir } from "../../localcluster/versions.js";
+
+function stateDirOption(): Option {
+  return new Option("--state-dir <dir>", "folder holding the cluster's data, logs and credentials")
+    .env("ONTO_CLUSTER_DIR")
+    .default(defaultStateDir());
+}
+
+interface StateOpts {
+  stateDir: string;
+}
 
 export function clusterCommand(): Command {
-  return new Command("cluster").description("Manage the embedded local Kubernetes control plane");
+  const cluster = new Command("cluster").description(
+    "Manage the embedded local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK)",
+  );
+
+  cluster
+    .command("up")
+    .description("build (first time only) and start the local cluster; reuses it when already running")
+    .addOption(stateDirOption())
+    .option(
+      "--workers <n>",
+      "general-purpose simulated nodes, spread over 3 zones",
+      (v) => Number.parseInt(v, 10),
+      6,
+    )
+    .option(
+      "--gpu-nodes <n>",
+      "simulated GPU nodes (nvidia.com/gpu capacity and taint)",
+      (v) => Number.parseInt(v, 10),
+      2,
+    )
+    .action(async (opts: StateOpts & { workers: number; gpuNodes: number }) => {
+      const started = Date.now();
+      const info = await clusterUp({
+        stateDir: opts.stateDir,
+        workers: opts.workers,
+        gpuNodes: opts.gpuNodes,
+        progress: (line) =>
+          console.error(`${pc.dim(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`)} ${line}`),
+      });
+      console.error(
+        `${pc.green("ready")}: ${info.server}, ${info.nodes.length} nodes (Kubernetes ${info.kubernetesVersion}, etcd ${info.etcdVersion}, KWOK ${info.kwokVersion})`,
+      );
+      console.error(`try: kubectl --kubeconfig "$(onto cluster kubeconfig)" get nodes`);
+    });
+
+  cluster
+    .command("down")
+    .description("stop every process of the local cluster and delete its data")
+    .addOption(stateDirOption())
+    .action(async (opts: StateOpts) => {
+      await clusterDown({ stateDir: opts.stateDir });
+      console.error("cluster stopped");
+    });
+
+  cluster
+    .command("status")
+    .description("show the local cluster's processes and nodes; exit 1 when it is not ready")
+    .addOption(stateDirOption())
+    .option("-o, --output <format>", "text or json", "text")
+    .action(async (opts: StateOpts & { output: string }) => {
+      const status = await clusterStatus({ stateDir: opts.stateDir });
+      if (opts.output === "json") {
+        console.log(JSON.stringify(status, null, 2));
+      } else if (!status.exists) {
+        console.log("no cluster (run: onto cluster up)");
+      } else {
+        console.log(
+          `${status.ready ? pc.green("ready") : pc.red("not ready")}  ${status.server ?? ""}  nodes ${status.readyNodes}/${status.nodes} Ready`,
+        );
+        for (const c of status.components) {
+          console.log(
+            `  ${c.running ? pc.green("running") : pc.red("stopped")}  ${c.name.padEnd(24)} ${c.pid ? `pid ${c.pid}` : ""}  ${c.logFile ?? ""}`,
+          );
+        }
+      }
+      if (!status.ready) process.exitCode = 1;
+    });
+
+  cluster
+    .command("kubeconfig")
+    .description("print the path of the admin kubeconfig")
+    .addOption(stateDirOption())
+    .action(async (opts: StateOpts) => {
+      const status = await clusterStatus({ stateDir: opts.stateDir });
+      if (!status.kubeconfigPath) {
+        console.error("no cluster (run: onto cluster up)");
+        process.exitCode = 1;
+        return;
+      }
+      console.log(status.kubeconfigPath);
+    });
+
+  return cluster;
 }
