@@ -1,0 +1,181 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { AlreadyExistsError, ConflictError } from "../kube/index.js";
+import { LeaderElector, type Lease, type LeaseApi } from "./leader-election.js";
+
+/** Leases in memory with the API server's compare-and-swap on resourceVersion. */
+class MemoryLeases implements LeaseApi {
+  lease: Lease | undefined;
+  private rv = 0;
+  /** Identities whose requests fail, as if their network were cut. */
+  readonly unreachable = new Set<string>();
+  constructor(private readonly caller: () => string) {}
+
+  async get(): Promise<Lease | undefined> {
+    this.check();
+    return this.lease && structuredClone(this.lease);
+  }
+  async create(lease: Lease): Promise<Lease> {
+    this.check();
+    if (this.lease)
+      throw new AlreadyExistsError("exists", 409, "AlreadyExists", "POST", "/leases", undefined);
+    this.lease = {
+      ...structuredClone(lease),
+      metadata: { ...lease.metadata, resourceVersion: String(++this.rv) },
+    };
+    return structuredClone(this.lease);
+  }
+  async update(lease: Lease): Promise<Lease> {
+    this.check();
+    if (lease.metadata.resourceVersion !== this.lease?.metadata.resourceVersion) {
+      throw new ConflictError("conflict", 409, "Conflict", "PUT", "/leases/x", undefined);
+    }
+    this.lease = {
+      ...structuredClone(lease),
+      metadata: { ...lease.metadata, resourceVersion: String(++this.rv) },
+    };
+    return structuredClone(this.lease);
+  }
+  private check(): void {
+    if (this.unreachable.has(this.caller())) throw new Error("connection refused");
+  }
+}
+
+interface Candidate {
+  elector: LeaderElector;
+  stop: AbortController;
+  running: Promise<void>;
+  workRuns: number;
+  working: boolean;
+}
+
+let store: MemoryLeases;
+let current = "";
+
+function candidate(identity: string): Candidate {
+  // Each candidate's API calls are attributed to it through `current`, set around each call.
+  const api: LeaseApi = {
+    get: (ns, name) => as(identity, () => store.get()),
+    create: (l) => as(identity, () => store.create(l)),
+    update: (l) => as(identity, () => store.update(l)),
+  };
+  const elector = new LeaderElector({
+    namespace: "ops",
+    name: "onto-operator",
+    identity,
+    api,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  });
+  const stop = new AbortController();
+  const c: Candidate = { elector, stop, running: Promise.resolve(), workRuns: 0, working: false };
+  c.running = elector.run(stop.signal, async (signal) => {
+    c.workRuns++;
+    c.working = true;
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    c.working = false;
+  });
+  return c;
+}
+
+async function as<T>(identity: string, fn: () => Promise<T>): Promise<T> {
+  current = identity;
+  return fn();
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: Date.parse("2025-01-01T00:00:00Z") });
+  store = new MemoryLeases(() => current);
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("LeaderElector", () => {
+  it("the first candidate takes the lease and leads; the second stands by", async () => {
+    const a = candidate("a");
+    await vi.advanceTimersByTimeAsync(10);
+    const b = candidate("b");
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.working).toBe(true);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.workRuns).toBe(0);
+    expect(b.elector.holder()).toBe("a");
+    expect(b.elector.inContact()).toBe(true);
+    expect(store.lease?.spec?.holderIdentity).toBe("a");
+    a.stop.abort();
+    b.stop.abort();
+    await Promise.all([a.running, b.running]);
+  });
+
+  it("a leader that cannot renew stops its work after the renew deadline; the standby takes over after the lease duration", async () => {
+    const a = candidate("a");
+    await vi.advanceTimersByTimeAsync(10);
+    const b = candidate("b");
+    await vi.advanceTimersByTimeAsync(5_000);
+    store.unreachable.add("a");
+    const cutAt = Date.now();
+    let aStoppedAt = 0;
+    let bLeadsAt = 0;
+    while (!aStoppedAt || !bLeadsAt) {
+      await vi.advanceTimersByTimeAsync(100);
+      if (!aStoppedAt && !a.working) aStoppedAt = Date.now();
+      if (!bLeadsAt && b.elector.isLeader()) bLeadsAt = Date.now();
+      if (Date.now() - cutAt > 60_000) break;
+    }
+    expect(aStoppedAt - cutAt).toBeGreaterThanOrEqual(8_000);
+    expect(aStoppedAt - cutAt).toBeLessThanOrEqual(12_000);
+    // b saw a's last renewal at most one retry period late, then waits the lease duration, then retries.
+    expect(bLeadsAt - cutAt).toBeGreaterThanOrEqual(13_000);
+    expect(bLeadsAt - cutAt).toBeLessThanOrEqual(15_000 + 2 * 2_400);
+    expect(aStoppedAt).toBeLessThan(bLeadsAt);
+    expect(store.lease?.spec?.holderIdentity).toBe("b");
+    expect(store.lease?.spec?.leaseTransitions).toBe(1);
+    a.stop.abort();
+    b.stop.abort();
+    await Promise.all([a.running, b.running]);
+  });
+
+  it("a clean stop waits for the work, releases the lease, and the standby takes over at its next retry", async () => {
+    const a = candidate("a");
+    await vi.advanceTimersByTimeAsync(10);
+    const b = candidate("b");
+    await vi.advanceTimersByTimeAsync(20_000);
+    a.stop.abort();
+    await a.running;
+    expect(a.working).toBe(false);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(store.lease?.spec?.holderIdentity).toBe("");
+    const releasedAt = Date.now();
+    while (!b.elector.isLeader() && Date.now() - releasedAt < 30_000) await vi.advanceTimersByTimeAsync(50);
+    expect(Date.now() - releasedAt).toBeLessThanOrEqual(2_400 + 100);
+    expect(b.working).toBe(true);
+    b.stop.abort();
+    await b.running;
+  });
+
+  it("two candidates racing for a free lease: exactly one wins", async () => {
+    const racers = ["a", "b", "c"].map(candidate);
+    for (let i = 0; i < 20; i++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(racers.filter((r) => r.elector.isLeader())).toHaveLength(1);
+    }
+    for (const r of racers) r.stop.abort();
+    await Promise.all(racers.map((r) => r.running));
+  });
+
+  it("refuses timings where the renew deadline is not below the lease duration", () => {
+    expect(
+      () =>
+        new LeaderElector({
+          namespace: "n",
+          name: "l",
+          identity: "a",
+          api: store,
+          leaseDurationMs: 10_000,
+          renewDeadlineMs: 10_000,
+        }),
+    ).toThrow(/leaseDurationMs must be greater than renewDeadlineMs/);
+  });
+});
