@@ -54,7 +54,7 @@ let current = "";
 function candidate(identity: string): Candidate {
   // Each candidate's API calls are attributed to it through `current`, set around each call.
   const api: LeaseApi = {
-    get: (ns, name) => as(identity, () => store.get()),
+    get: () => as(identity, () => store.get()),
     create: (l) => as(identity, () => store.create(l)),
     update: (l) => as(identity, () => store.update(l)),
   };
