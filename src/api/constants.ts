@@ -7,6 +7,6 @@ export const LIST_KIND = "OntoPlatformList";
 export const PLURAL = "ontoplatforms";
 export const SINGULAR = "ontoplatform";
 export const SHORT_NAMES = ["onto"] as const;
-export const CATEGORIES = ["onto", "all-onto"] as const;
+export const CATEGORIES = ["coomia"] as const;
 /** Name of the CustomResourceDefinition object. */
 export const CRD_NAME = `${PLURAL}.${GROUP}`;

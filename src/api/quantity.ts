@@ -1,0 +1,43 @@
+// Kubernetes resource quantities (1.5Gi, 500m, 1e3) as exact fractions, for the CEL quantity
+// library that `onto validate` registers. Written by hand: the npm parsers either live in
+// @kubernetes/client-node (which api/ may not import) or round through floating point, and CEL
+// comparisons must be exact to agree with the API server.
+
+const GRAMMAR = /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([KMGTPE]i)|([numkMGTPE])|[eE]([+-]?[0-9]+))?$/;
+const BINARY: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+
+/** A parsed quantity: the exact value numerator / denominator (denominator > 0). */
+export class Quantity {
+  private constructor(
+    readonly numerator: bigint,
+    readonly denominator: bigint,
+  ) {}
+
+  static isValid(text: string): boolean {
+    return GRAMMAR.test(text);
+  }
+
+  /** Parses `text`; throws an Error naming the text when it is not a quantity. */
+  static parse(text: string): Quantity {
+    const match = GRAMMAR.exec(text);
+    if (!match) throw new Error(`${JSON.stringify(text)} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)`);
+    const [, sign, number = "0", binary, decimal, exponent] = match;
+    const [whole = "", fraction = ""] = number.split(".");
+    let numerator = BigInt((whole || "0") + fraction);
+    let denominator = 10n ** BigInt(fraction.length);
+    if (sign === "-") numerator = -numerator;
+    if (binary) numerator *= 2n ** BigInt(BINARY[binary] ?? 0);
+    const power = decimal ? (DECIMAL[decimal] ?? 0) : exponent ? Number(exponent) : 0;
+    if (power >= 0) numerator *= 10n ** BigInt(power);
+    else denominator *= 10n ** BigInt(-power);
+    return new Quantity(numerator, denominator);
+  }
+
+  /** -1, 0 or 1 as this is less than, equal to or greater than `other`. */
+  compareTo(other: Quantity): number {
+    const left = this.numerator * other.denominator;
+    const right = other.numerator * this.denominator;
+    return left < right ? -1 : left > right ? 1 : 0;
+  }
+}

@@ -1,0 +1,224 @@
+// Offline validation of an OntoPlatform, in the API server's order: default the spec, check it
+// against the schema (types, enums, ranges, patterns, unknown fields as with
+// fieldValidation=Strict), then evaluate the CRD's own CEL rule strings on every node that has
+// them. `onto validate` prints what this returns; a cluster test checks that the API server
+// refuses exactly the files this refuses.
+import { Value } from "@sinclair/typebox/value";
+import { ValueErrorType } from "@sinclair/typebox/errors";
+import type { TSchema } from "@sinclair/typebox";
+import type { ParseResult } from "@marcbachmann/cel-js";
+import { API_VERSION, KIND } from "./constants.js";
+import { kubernetesCelEnvironment } from "./kubernetes-cel.js";
+import { OntoPlatformSpecSchema } from "./schema.js";
+import type { CelRule } from "./schema-kit.js";
+import { DNS_SUBDOMAIN } from "./schema-kit.js";
+
+export interface ValidationIssue {
+  /** Field path as the API server writes it, e.g. spec.infrastructure.kafka.topics[0].name. */
+  path: string;
+  message: string;
+  /** The CEL rule that failed, when the issue comes from one. */
+  rule?: string;
+}
+
+type Node = Record<string, unknown>;
+
+/** Errors the API server treats as blocking: on a wrong type it skips the CEL rules. */
+const TYPE_ERRORS = new Set<ValueErrorType>([
+  ValueErrorType.Array,
+  ValueErrorType.Boolean,
+  ValueErrorType.Integer,
+  ValueErrorType.Number,
+  ValueErrorType.Object,
+  ValueErrorType.String,
+]);
+
+const strictSpecSchema = strict(OntoPlatformSpecSchema);
+const celEnvironment = kubernetesCelEnvironment();
+const compiled = new Map<string, ParseResult>();
+
+/**
+ * Validates a parsed OntoPlatform document. `old` is the previous version of the object: with
+ * it, the transition rules (those that read oldSelf, e.g. storage never shrinks) are evaluated
+ * too, as on an update; without it they are skipped, as on a create.
+ */
+export function validateOntoPlatform(doc: unknown, old?: unknown): ValidationIssue[] {
+  if (!isObject(doc)) return [{ path: "", message: "must be a YAML/JSON object" }];
+  const issues: ValidationIssue[] = [];
+  if (doc.apiVersion !== API_VERSION)
+    issues.push({
+      path: "apiVersion",
+      message: `must be ${API_VERSION}, got ${JSON.stringify(doc.apiVersion)}`,
+    });
+  if (doc.kind !== KIND)
+    issues.push({ path: "kind", message: `must be ${KIND}, got ${JSON.stringify(doc.kind)}` });
+  const metadata = doc.metadata;
+  if (!isObject(metadata) || typeof metadata.name !== "string" || metadata.name === "") {
+    issues.push({ path: "metadata.name", message: "Required value: name is required" });
+  } else if (metadata.name.length > 253 || !new RegExp(DNS_SUBDOMAIN).test(metadata.name)) {
+    issues.push({
+      path: "metadata.name",
+      message:
+        "must be a lowercase DNS subdomain: letters, digits, '-' and '.', starting and ending alphanumeric",
+    });
+  }
+  for (const key of Object.keys(doc)) {
+    if (!["apiVersion", "kind", "metadata", "spec", "status"].includes(key))
+      issues.push({ path: key, message: `unknown field "${key}"` });
+  }
+  if (doc.spec === undefined) {
+    issues.push({ path: "spec", message: "Required value: spec is required" });
+    return issues;
+  }
+  return [...issues, ...validateSpec(doc.spec, isObject(old) ? old.spec : undefined)];
+}
+
+/** Validates a spec as written (defaults are applied first, as the API server does). */
+export function validateSpec(spec: unknown, oldSpec?: unknown): ValidationIssue[] {
+  const defaulted = withDefaults(spec);
+  const issues: ValidationIssue[] = [];
+  let blocking = false;
+  for (const error of Value.Errors(strictSpecSchema as unknown as TSchema, defaulted)) {
+    // A missing required field is reported once, as Required value, not also as a wrong type.
+    if (error.value === undefined && error.type !== ValueErrorType.ObjectRequiredProperty) continue;
+    if (TYPE_ERRORS.has(error.type)) blocking = true;
+    issues.push({
+      path: fieldPath("spec", error.path),
+      message: describe(error.type, error.message, error.schema),
+    });
+  }
+  // Like the API server, evaluate CEL only on a well-typed object.
+  if (!blocking) {
+    const old = oldSpec === undefined ? undefined : withDefaults(oldSpec);
+    checkRules(OntoPlatformSpecSchema, defaulted, old, "spec", issues);
+  }
+  return issues;
+}
+
+function withDefaults(spec: unknown): unknown {
+  return Value.Default(OntoPlatformSpecSchema, structuredClone(spec));
+}
+
+/** Evaluates the x-kubernetes-validations of `schema` and its descendants against `value`. */
+function checkRules(
+  schema: Node,
+  value: unknown,
+  old: unknown,
+  path: string,
+  issues: ValidationIssue[],
+): void {
+  if (value === undefined) return;
+  const rules = schema["x-kubernetes-validations"] as CelRule[] | undefined;
+  for (const rule of rules ?? []) {
+    const transition = /\boldSelf\b/.test(rule.rule);
+    if (transition && old === undefined) continue;
+    const context: Record<string, unknown> = { self: toCel(schema, value) };
+    if (transition) context.oldSelf = toCel(schema, old);
+    const where = rule.fieldPath ? path + rule.fieldPath : path;
+    try {
+      if (evaluate(rule.rule, context) !== true)
+        issues.push({ path: where, message: rule.message, rule: rule.rule });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
+      issues.push({ path: where, message: `rule could not be evaluated: ${reason}`, rule: rule.rule });
+    }
+  }
+  const properties = schema.properties as Record<string, Node> | undefined;
+  if (properties && isObject(value)) {
+    for (const [key, child] of Object.entries(properties)) {
+      checkRules(child, value[key], isObject(old) ? old[key] : undefined, `${path}.${key}`, issues);
+    }
+  }
+  const record = recordValueSchema(schema);
+  if (record && isObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      checkRules(record, item, isObject(old) ? old[key] : undefined, `${path}[${key}]`, issues);
+    }
+  }
+  const items = schema.items as Node | undefined;
+  if (items && Array.isArray(value)) {
+    const keys = schema["x-kubernetes-list-map-keys"] as string[] | undefined;
+    value.forEach((item: unknown, i) => {
+      // Like the API server, items of a listType=map list meet their old selves by key.
+      const previous: unknown =
+        keys && Array.isArray(old)
+          ? (old as unknown[]).find(
+              (o) => isObject(o) && isObject(item) && keys.every((k) => o[k] === item[k]),
+            )
+          : undefined;
+      checkRules(items, item, previous, `${path}[${i}]`, issues);
+    });
+  }
+}
+
+function evaluate(rule: string, context: Record<string, unknown>): unknown {
+  let parsed = compiled.get(rule);
+  if (!parsed) {
+    parsed = celEnvironment.parse(rule);
+    compiled.set(rule, parsed);
+  }
+  return parsed(context);
+}
+
+/** The value as CEL sees it: integers (by schema) become CEL ints (BigInt). */
+function toCel(schema: Node | undefined, value: unknown): unknown {
+  if (schema?.type === "integer" && typeof value === "number") return BigInt(value);
+  if (Array.isArray(value)) return value.map((item) => toCel(schema?.items as Node | undefined, item));
+  if (isObject(value)) {
+    const properties = schema?.properties as Record<string, Node> | undefined;
+    const record = schema ? recordValueSchema(schema) : undefined;
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, toCel(properties?.[k] ?? record, v)]),
+    );
+  }
+  return value;
+}
+
+function recordValueSchema(schema: Node): Node | undefined {
+  const patterns = schema.patternProperties as Record<string, Node> | undefined;
+  return patterns ? Object.values(patterns)[0] : undefined;
+}
+
+/** A copy of `schema` that refuses unknown properties, as the API server does with fieldValidation=Strict. */
+function strict(schema: Node): Node {
+  const copy: Node = { ...schema };
+  if (isObject(schema.properties)) {
+    copy.properties = Object.fromEntries(
+      Object.entries(schema.properties).map(([k, v]) => [k, strict(v as Node)]),
+    );
+    copy.additionalProperties = false;
+  }
+  if (isObject(schema.items)) copy.items = strict(schema.items);
+  if (isObject(schema.patternProperties)) {
+    copy.patternProperties = Object.fromEntries(
+      Object.entries(schema.patternProperties).map(([k, v]) => [k, strict(v as Node)]),
+    );
+  }
+  return copy;
+}
+
+function describe(type: ValueErrorType, message: string, schema: unknown): string {
+  if (type === ValueErrorType.ObjectAdditionalProperties) return "unknown field";
+  if (type === ValueErrorType.ObjectRequiredProperty) return "Required value";
+  if (type === ValueErrorType.StringPattern && isObject(schema) && typeof schema.description === "string")
+    return `${message}: ${schema.description}`;
+  if (type === ValueErrorType.Union && isObject(schema) && Array.isArray(schema.anyOf)) {
+    const values = (schema.anyOf as Node[]).map((option) => JSON.stringify(option.const));
+    return `Unsupported value: must be one of ${values.join(", ")}`;
+  }
+  return message;
+}
+
+/** `/infrastructure/kafka/topics/0/name` under `spec` -> `spec.infrastructure.kafka.topics[0].name`. */
+function fieldPath(root: string, pointer: string): string {
+  let path = root;
+  for (const raw of pointer.split("/").slice(1)) {
+    const segment = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    path += /^[0-9]+$/.test(segment) ? `[${segment}]` : `.${segment}`;
+  }
+  return path;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
