@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 // local control plane that test/support/global-setup.ts starts once and stops after the run.
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
       {
         test: {

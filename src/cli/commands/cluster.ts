@@ -2,6 +2,7 @@
 // tests (real Kubernetes built from Go modules, nodes simulated by KWOK).
 import { Command, Option } from "commander";
 import pc from "picocolors";
+import { ensureBinaries } from "../../localcluster/build.js";
 import { clusterDown, clusterStatus, clusterUp } from "../../localcluster/launcher.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 
@@ -49,6 +50,15 @@ export function clusterCommand(): Command {
         `${pc.green("ready")}: ${info.server}, ${info.nodes.length} nodes (Kubernetes ${info.kubernetesVersion}, etcd ${info.etcdVersion}, KWOK ${info.kwokVersion})`,
       );
       console.error(`try: kubectl --kubeconfig "$(onto cluster kubeconfig)" get nodes`);
+    });
+
+  cluster
+    .command("build")
+    .description("build the control-plane binaries from Go modules into the cache (skipped when present)")
+    .action(async () => {
+      const binaries = await ensureBinaries((line) => console.error(line));
+      console.log(binaries.k8s);
+      console.log(binaries.kwok);
     });
 
   cluster
