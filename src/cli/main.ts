@@ -3,6 +3,7 @@
 // drift, failed upgrade), 2 usage or environment errors.
 import { Command } from "commander";
 import { clusterCommand } from "./commands/cluster.js";
+import { validateCommand } from "./commands/validate.js";
 
 export function buildProgram(): Command {
   const program = new Command("onto")
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
       process.exit(2);
     });
   program.addCommand(clusterCommand());
+  program.addCommand(validateCommand());
   return program;
 }
 
