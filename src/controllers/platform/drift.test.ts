@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../kube/index.js";
+import {
+  APPLIED_HASH_ANNOTATION,
+  applyNeed,
+  contentHash,
+  firstDifference,
+  withAppliedHash,
+} from "./drift.js";
+
+function deployment(image: string, memory = "4Gi"): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "ontology-service", namespace: "onto", labels: { app: "x" } },
+    spec: {
+      template: { spec: { containers: [{ name: "main", image, resources: { limits: { memory } } }] } },
+    },
+  } as KubeObject;
+}
+
+/** What the API server returns: our fields plus defaults and status. */
+function stored(obj: KubeObject): KubeObject {
+  const o = structuredClone(obj) as KubeObject & { spec: { template: { spec: Record<string, unknown> } } };
+  o.metadata.uid = "u1";
+  o.metadata.resourceVersion = "42";
+  o.spec.template.spec.restartPolicy = "Always";
+  (o as { status?: unknown }).status = { readyReplicas: 3 };
+  return o;
+}
+
+describe("contentHash", () => {
+  it("ignores key order and changes with content", () => {
+    expect(contentHash({ a: 1, b: { c: 2, d: 3 } })).toBe(contentHash({ b: { d: 3, c: 2 }, a: 1 }));
+    expect(contentHash({ a: 1 })).not.toBe(contentHash({ a: 2 }));
+  });
+});
+
+describe("firstDifference", () => {
+  it("ignores fields only the live object has", () => {
+    const d = deployment("img:1");
+    expect(firstDifference(d, stored(d))).toBeUndefined();
+  });
+  it("names the path of a changed field", () => {
+    expect(firstDifference(deployment("img:1"), stored(deployment("img:2")))).toBe(
+      ".spec.template.spec.containers[0].image",
+    );
+  });
+  it("compares quantities by value", () => {
+    expect(
+      firstDifference(deployment("img:1", "1024Mi"), stored(deployment("img:1", "1Gi"))),
+    ).toBeUndefined();
+    expect(
+      firstDifference(deployment("img:1", "1.5Gi"), stored(deployment("img:1", "1536Mi"))),
+    ).toBeUndefined();
+    expect(firstDifference(deployment("img:1", "2Gi"), stored(deployment("img:1", "1Gi")))).toBe(
+      ".spec.template.spec.containers[0].resources.limits.memory",
+    );
+  });
+  it("treats a list of another length as a difference", () => {
+    expect(firstDifference({ a: [1, 2] }, { a: [1] })).toBe(".a");
+    expect(firstDifference({ a: [1] }, { a: [1, 2] })).toBe(".a");
+  });
+});
+
+describe("applyNeed", () => {
+  it("applies a missing object", () => {
+    expect(applyNeed(withAppliedHash(deployment("img:1")), undefined)).toEqual({
+      apply: true,
+      reason: "Missing",
+    });
+  });
+  it("skips an object applied with the same content and not changed since", () => {
+    const d = withAppliedHash(deployment("img:1"));
+    expect(applyNeed(d, stored(d))).toEqual({ apply: false });
+  });
+  it("re-applies when our content changed, even if only by removing a field", () => {
+    const before = withAppliedHash({ ...deployment("img:1"), extra: { x: 1 } } as KubeObject);
+    const after = withAppliedHash(deployment("img:1"));
+    expect(after.metadata.annotations?.[APPLIED_HASH_ANNOTATION]).not.toBe(
+      before.metadata.annotations?.[APPLIED_HASH_ANNOTATION],
+    );
+    expect(applyNeed(after, stored(before))).toEqual({ apply: true, reason: "SpecChanged" });
+  });
+  it("reverts drift: a field we own edited by someone else", () => {
+    const d = withAppliedHash(deployment("img:1"));
+    const live = stored(d) as KubeObject & {
+      spec: { template: { spec: { containers: { image: string }[] } } };
+    };
+    const container = live.spec.template.spec.containers[0];
+    if (container) container.image = "img:hacked";
+    expect(applyNeed(d, live)).toEqual({
+      apply: true,
+      reason: "Drift",
+      path: ".spec.template.spec.containers[0].image",
+    });
+  });
+  it("compares a Secret's stringData with the stored base64 data", () => {
+    const secret = withAppliedHash({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s", namespace: "n" },
+      stringData: { password: "p4ss" },
+    } as KubeObject);
+    const live = { ...secret, data: { password: Buffer.from("p4ss").toString("base64") } } as KubeObject;
+    delete (live as { stringData?: unknown }).stringData;
+    expect(applyNeed(secret, live)).toEqual({ apply: false });
+    const changed = { ...live, data: { password: Buffer.from("other").toString("base64") } } as KubeObject;
+    expect(applyNeed(secret, changed)).toMatchObject({ apply: true, reason: "Drift" });
+  });
+});
