@@ -3,6 +3,7 @@
 // static types; what it cannot express (which properties have a default, so that the resolved
 // type may treat them as present) is added here as a type-level brand.
 import { CloneType, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import type {
   SchemaOptions,
   Static,
@@ -22,10 +23,16 @@ export type TDefaulted<T extends TSchema> = TOptional<T> & { readonly [Defaulted
 /**
  * Marks `schema` optional with `value` as its OpenAPI default. The API server applies the same
  * default when it stores the object; `resolveSpec` applies it in memory.
+ *
+ * An object default is completed with the defaults of its own fields (`{}` becomes the whole
+ * default object): the API server checks a default against the CEL rules of its node without
+ * defaulting inside it first, so a rule such as `self.minReplicas <= self.maxReplicas` needs
+ * those fields present in the default itself.
  */
 export function defaulted<T extends TSchema>(schema: T, value: Static<T>): TDefaulted<T> {
+  const complete: unknown = typeof value === "object" ? Value.Default(schema, structuredClone(value)) : value;
   // The brand exists only in the type system; at run time this is TypeBox's Optional.
-  return Type.Optional(CloneType(schema, { default: value })) as TDefaulted<T>;
+  return Type.Optional(CloneType(schema, { default: complete })) as TDefaulted<T>;
 }
 
 type Flatten<T> = { [K in keyof T]: T[K] } & {};

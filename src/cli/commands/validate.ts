@@ -114,7 +114,10 @@ export async function serverValidate(
     if (!(err instanceof KubeApiError) || err.code >= 500 || err.code === 401 || err.code === 403) throw err;
     const causes = err.status?.details?.causes ?? [];
     if (causes.length === 0) return [{ path: "", message: err.status?.message ?? err.message }];
-    return causes.map((cause) => ({ path: cause.field ?? "", message: cause.message ?? cause.reason ?? "" }));
+    return causes.map((cause) => ({
+      path: cause.field === undefined || cause.field === "<nil>" ? "" : cause.field,
+      message: cause.message ?? cause.reason ?? "",
+    }));
   }
 }
 
