@@ -160,7 +160,7 @@ describe("informer", () => {
     const codes: string[] = [];
     client.onRequest((r) => codes.push(`${r.method} ${r.code}`));
 
-    const applied = await client.apply({
+    const applied = await client.apply<ConfigMap>({
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "a", namespace: ns },
