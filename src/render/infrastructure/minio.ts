@@ -1,0 +1,131 @@
+// MinIO: one pod standalone, or distributed erasure-coded over every pod (4+, the schema
+// enforces it) with the pods addressed through the headless Service. A setup Job creates the
+// buckets of spec.infrastructure.minio.buckets (creating an existing bucket is a no-op; buckets
+// removed from the spec are kept, since deleting data is never implicit).
+import {
+  componentSecret,
+  helperResources,
+  imageAt,
+  mainResources,
+  ownerOf,
+  versionOf,
+  workloadBase,
+  type RenderContext,
+} from "../context.js";
+import { MINIO, podHost } from "../endpoints.js";
+import { setupJob } from "../job.js";
+import type { RenderedObject } from "../objects.js";
+import { secretEnv } from "../secrets.js";
+import { buildWorkload, type ComponentObjects } from "../workload.js";
+
+const MINIO_UID = 1000;
+
+export function renderMinio(ctx: RenderContext): ComponentObjects {
+  const name = "minio";
+  const settings = ctx.spec.infrastructure.minio;
+  const namespace = ctx.platform.namespace;
+  // MinIO's own range syntax expands to every pod: minio-{0...3}.minio-headless.<ns>.svc
+  const volumes =
+    settings.replicas > 1
+      ? `http://${podHost(name, 0, namespace).replace(`${name}-0.`, `${name}-{0...${settings.replicas - 1}}.`)}/data`
+      : "/data";
+  const secret = componentSecret(ctx, name, MINIO.secret, [
+    { key: MINIO.userKey, length: 20 },
+    { key: MINIO.passwordKey, length: 40 },
+  ]);
+  const credentials = [
+    secretEnv("MINIO_ROOT_USER", MINIO.secret, MINIO.userKey),
+    secretEnv("MINIO_ROOT_PASSWORD", MINIO.secret, MINIO.passwordKey),
+  ];
+  const built = buildWorkload(
+    {
+      ...workloadBase(ctx, name),
+      ports: [
+        { name: "api", port: MINIO.port },
+        { name: "console", port: MINIO.consolePort },
+      ],
+      // Distributed MinIO waits for its peers: start them together.
+      podManagementPolicy: "Parallel",
+      volumeClaims: [{ name: "data", storage: settings.storage }],
+      metricsPort: "api",
+      metricsPath: "/minio/v2/metrics/cluster",
+      pod: (image) => ({
+        runAsUser: MINIO_UID,
+        fsGroup: MINIO_UID,
+        containers: [
+          {
+            name,
+            image,
+            command: [
+              "minio",
+              "server",
+              "--address",
+              `:${MINIO.port}`,
+              "--console-address",
+              `:${MINIO.consolePort}`,
+              volumes,
+            ],
+            ports: [
+              { name: "api", containerPort: MINIO.port },
+              { name: "console", containerPort: MINIO.consolePort },
+            ],
+            env: [
+              ...credentials,
+              { name: "MINIO_PROMETHEUS_AUTH_TYPE", value: "public" },
+              { name: "HOME", value: "/data" },
+            ],
+            resources: mainResources(ctx, name),
+            readinessProbe: {
+              httpGet: { path: "/minio/health/ready", port: "api" },
+              periodSeconds: 10,
+              failureThreshold: 3,
+            },
+            livenessProbe: {
+              httpGet: { path: "/minio/health/live", port: "api" },
+              periodSeconds: 20,
+              failureThreshold: 3,
+            },
+            volumeMounts: [{ name: "data", mountPath: "/data" }],
+          },
+        ],
+      }),
+    },
+    ctx.placement,
+  );
+
+  const buckets = settings.buckets.map((b) => b.name);
+  const objects: RenderedObject[] = [secret, ...built.objects];
+  if (buckets.length > 0) {
+    const script = [
+      "set -eu",
+      `until mc alias set onto http://${MINIO.service}:${MINIO.port} "$MINIO_ROOT_USER" "$MINIO_ROOT_PASSWORD" >/dev/null 2>&1; do`,
+      '  echo "waiting for MinIO"; sleep 5',
+      "done",
+      // Bucket names are validated by the schema (lowercase, digits, '.', '-'): safe unquoted.
+      ...buckets.map((b) => `mc mb --ignore-existing onto/${b}`),
+    ].join("\n");
+    objects.push(
+      setupJob(
+        ownerOf(ctx, name),
+        "minio-buckets",
+        name,
+        {
+          runAsUser: MINIO_UID,
+          containers: [
+            {
+              name: "create-buckets",
+              image: imageAt(ctx, "minio-client", versionOf(ctx, name)),
+              command: ["sh", "-c", script],
+              env: [...credentials, { name: "MC_CONFIG_DIR", value: "/tmp/mc" }],
+              resources: helperResources("100m", "128Mi"),
+              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+            },
+          ],
+          volumes: [{ name: "tmp", emptyDir: {} }],
+        },
+        ctx.placement,
+      ),
+    );
+  }
+  return { objects, workload: built.workload };
+}

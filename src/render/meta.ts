@@ -1,0 +1,63 @@
+// Metadata every rendered object carries: the common app.kubernetes.io labels and the owner
+// reference that ties it to its OntoPlatform (garbage collection and the reconciler's watch).
+import type { ObjectMeta, OwnerReference } from "./objects.js";
+
+export const PART_OF = "coomia-dip";
+export const MANAGED_BY = "onto-operator";
+/** Pod-template label that separates a canary from the stable pods of the same component. */
+export const TRACK_LABEL = "onto.paas/track";
+/** Marks a StatefulSet's headless Service, so selectors of "the" Service can leave it out. */
+export const HEADLESS_LABEL = "onto.paas/headless";
+/** Pod-template annotation holding the checksum of the component's ConfigMap. */
+export const CONFIG_CHECKSUM_ANNOTATION = "onto.paas/config-checksum";
+
+export interface PlatformRef {
+  name: string;
+  namespace: string;
+  uid: string;
+}
+
+/** Where an object belongs: the component it serves and that component's plane. */
+export interface Owner {
+  platform: PlatformRef;
+  component: string;
+  /** The plane label value, e.g. "infrastructure", "control-plane". */
+  plane: string;
+  version: string;
+}
+
+export function ownerReference(platform: PlatformRef): OwnerReference {
+  return {
+    apiVersion: "onto.paas/v1alpha1",
+    kind: "OntoPlatform",
+    name: platform.name,
+    uid: platform.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** The labels a Service or workload selects on: stable across versions and config changes. */
+export function selectorLabels(platformName: string, component: string): Record<string, string> {
+  return { "app.kubernetes.io/name": component, "app.kubernetes.io/instance": platformName };
+}
+
+export function commonLabels(owner: Owner): Record<string, string> {
+  return {
+    ...selectorLabels(owner.platform.name, owner.component),
+    "app.kubernetes.io/component": owner.plane,
+    "app.kubernetes.io/part-of": PART_OF,
+    "app.kubernetes.io/managed-by": MANAGED_BY,
+    "app.kubernetes.io/version": owner.version,
+  };
+}
+
+export function objectMeta(owner: Owner, name: string, annotations?: Record<string, string>): ObjectMeta {
+  return {
+    name,
+    namespace: owner.platform.namespace,
+    labels: commonLabels(owner),
+    ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+    ownerReferences: [ownerReference(owner.platform)],
+  };
+}

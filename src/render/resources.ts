@@ -1,0 +1,64 @@
+// Container resources from the spec, completed so every container has requests and limits
+// (tenant ResourceQuotas refuse pods without them) and never a request above its limit, with
+// the healer's memory override (raised after an OOMKill, persisted in status) on top.
+import type { ResourceList, ResourceRequirements } from "./objects.js";
+import { parseQuantity } from "./quantity.js";
+
+/** The healer's raised memory for one component (status.healing.memoryOverrides). */
+export interface MemoryOverride {
+  memoryLimit: string;
+  memoryRequest?: string | undefined;
+}
+
+export interface SpecResources {
+  requests?: Record<string, string> | undefined;
+  limits?: Record<string, string> | undefined;
+}
+
+function larger(a: string, b: string, field: string): string {
+  return parseQuantity(a, field) >= parseQuantity(b, field) ? a : b;
+}
+function smaller(a: string, b: string, field: string): string {
+  return parseQuantity(a, field) <= parseQuantity(b, field) ? a : b;
+}
+
+/**
+ * `field` names the spec path for error messages (e.g. "spec.controlPlane.ontologyService.resources").
+ * Missing values come from `fallback`; a limit the user did not give is at least the request;
+ * the healer's override replaces the memory limit (and request, when it raised that too).
+ */
+export function completeResources(
+  spec: SpecResources | undefined,
+  fallback: ResourceRequirements,
+  field: string,
+  override?: MemoryOverride,
+): ResourceRequirements {
+  const requests: ResourceList = {};
+  const limits: ResourceList = {};
+  const keys = new Set([
+    ...Object.keys(fallback.requests),
+    ...Object.keys(fallback.limits),
+    ...Object.keys(spec?.requests ?? {}),
+    ...Object.keys(spec?.limits ?? {}),
+  ]);
+  for (const key of [...keys].sort()) {
+    const overrideLimit = key === "memory" ? override?.memoryLimit : undefined;
+    const overrideRequest = key === "memory" ? override?.memoryRequest : undefined;
+    const givenRequest = overrideRequest ?? spec?.requests?.[key];
+    const givenLimit = overrideLimit ?? spec?.limits?.[key];
+    let request = givenRequest ?? fallback.requests[key];
+    let limit = givenLimit ?? fallback.limits[key];
+    if (request !== undefined && limit !== undefined) {
+      // A default limit rises to meet the user's request; a default (or healed-over) request
+      // never exceeds the limit. A user's own request above their own limit is left for the
+      // API server's validation to report.
+      if (givenLimit === undefined) limit = larger(limit, request, `${field}.limits.${key}`);
+      if (givenRequest === undefined || overrideLimit !== undefined) {
+        request = smaller(request, limit, `${field}.requests.${key}`);
+      }
+    }
+    if (request !== undefined) requests[key] = request;
+    if (limit !== undefined) limits[key] = limit;
+  }
+  return { requests, limits };
+}

@@ -1,0 +1,46 @@
+// Generated credentials. Render never invents randomness (it must stay deterministic): the
+// caller passes the values already stored in the cluster, and a generator for the ones that do
+// not exist yet. A value once stored is reused forever, so a reconcile never rotates a password.
+import { objectMeta, type Owner } from "./meta.js";
+import type { RenderedObject } from "./objects.js";
+
+/** Label on every generated Secret: the reconciler keeps these unless the retention policy says otherwise. */
+export const GENERATED_SECRET_LABEL = "onto.paas/generated-secret";
+
+/** Stored values of the generated Secrets, decoded: secret name -> key -> value. */
+export type ExistingSecrets = Readonly<Record<string, Readonly<Record<string, string>>>>;
+
+/** Produces a fresh value for one key of one Secret (e.g. 32 random alphanumerics). */
+export type SecretGenerator = (request: { secret: string; key: string; length: number }) => string;
+
+export interface SecretKeySpec {
+  key: string;
+  length: number;
+}
+
+export function generatedSecret(
+  owner: Owner,
+  name: string,
+  keys: readonly SecretKeySpec[],
+  existing: ExistingSecrets,
+  generate: SecretGenerator,
+): RenderedObject {
+  const stored = existing[name] ?? {};
+  const data: Record<string, string> = {};
+  for (const { key, length } of keys) {
+    const value = stored[key] ?? generate({ secret: name, key, length });
+    data[key] = Buffer.from(value, "utf8").toString("base64");
+  }
+  const meta = objectMeta(owner, name);
+  meta.labels[GENERATED_SECRET_LABEL] = "true";
+  return { apiVersion: "v1", kind: "Secret", metadata: meta, type: "Opaque", data };
+}
+
+/** An env var read from a generated Secret. */
+export function secretEnv(
+  name: string,
+  secret: string,
+  key: string,
+): { name: string; valueFrom: Record<string, unknown> } {
+  return { name, valueFrom: { secretKeyRef: { name: secret, key } } };
+}

@@ -1,0 +1,396 @@
+// The one workload builder every component goes through: Deployment or StatefulSet with its
+// Service(s), ServiceAccount, ConfigMap (checksum on the pod template), HPA, PDB, anti-affinity,
+// zone spread, restricted pod security and the node pool. Families describe what differs
+// (containers, ports, storage); everything a production cluster expects of every pod lives here once.
+import { checksumOf } from "./checksum.js";
+import {
+  CONFIG_CHECKSUM_ANNOTATION,
+  HEADLESS_LABEL,
+  TRACK_LABEL,
+  commonLabels,
+  objectMeta,
+  selectorLabels,
+  type Owner,
+} from "./meta.js";
+import type { Container, RenderedObject, Toleration, Volume } from "./objects.js";
+
+/** Cluster-wide placement and pull settings (spec.global), applied to every pod. */
+export interface PodPlacement {
+  imagePullPolicy: string;
+  imagePullSecrets: string[];
+  storageClass?: string | undefined;
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
+}
+
+export interface Autoscaling {
+  minReplicas: number;
+  maxReplicas: number;
+  targetCPUUtilization: number;
+}
+
+export interface PodParts {
+  containers: Container[];
+  initContainers?: Container[];
+  volumes?: Volume[];
+  /** The image's non-root user; fsGroup makes mounted volumes writable for it. */
+  runAsUser: number;
+  fsGroup?: number;
+  /** Added to the node pool's tolerations (e.g. the GPU taint). */
+  tolerations?: Toleration[];
+  terminationGracePeriodSeconds?: number;
+}
+
+export interface ServicePort {
+  name: string;
+  port: number;
+  /** "grpc" ports get appProtocol grpc so meshes and ingress controllers speak HTTP/2. */
+  appProtocol?: string;
+}
+
+export interface WorkloadInput {
+  owner: Owner;
+  kind: "Deployment" | "StatefulSet";
+  replicas: number;
+  /** Present only when autoscaling is on: the HPA then owns `replicas`. */
+  autoscaling?: Autoscaling | undefined;
+  /** gRPC services scale on grpc_requests_per_second as well as CPU (seed 4.1). */
+  grpc: boolean;
+  image: string;
+  /** Builds the pod for an image, so a canary is the same pod with the new image. */
+  pod: (image: string) => PodParts;
+  ports: ServicePort[];
+  /** Extra selector terms for the main Service only (e.g. Postgres read-write -> the primary). */
+  serviceSelector?: Record<string, string>;
+  /** ConfigMap `<name>-config`; its checksum goes on the pod template. */
+  config?: Record<string, string>;
+  /** StatefulSet only: one PersistentVolumeClaim template per entry. */
+  volumeClaims?: { name: string; storage: string }[];
+  podManagementPolicy?: "OrderedReady" | "Parallel";
+  /** Upgrade: StatefulSet pods with an ordinal below this keep the old revision. */
+  partition?: number;
+  /** Upgrade: a one-replica `<name>-canary` Deployment running a new image beside the stable one. */
+  canary?: { image: string; version: string } | undefined;
+  /** Port name a ServiceMonitor scrapes, when the component exposes Prometheus metrics. */
+  metricsPort?: string;
+  metricsPath?: string;
+}
+
+/** What the observability family needs to know about a rendered workload. */
+export interface WorkloadSummary {
+  owner: Owner;
+  kind: "Deployment" | "StatefulSet";
+  name: string;
+  metricsPort?: string;
+  metricsPath?: string;
+}
+
+/** Everything rendered for one component, and the summary of its workload. */
+export interface ComponentObjects {
+  objects: RenderedObject[];
+  workload: WorkloadSummary;
+}
+
+export const configMapName = (component: string): string => `${component}-config`;
+export const headlessServiceName = (component: string): string => `${component}-headless`;
+export const canaryName = (component: string): string => `${component}-canary`;
+
+const RESTRICTED_CONTAINER = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ["ALL"] },
+  runAsNonRoot: true,
+};
+
+// The seed's scaling behaviour (section 4.1): add up to 2 pods a minute, remove 1 every 2 minutes.
+const HPA_BEHAVIOR = {
+  scaleUp: { stabilizationWindowSeconds: 60, policies: [{ type: "Pods", value: 2, periodSeconds: 60 }] },
+  scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: "Pods", value: 1, periodSeconds: 120 }] },
+};
+export const GRPC_RPS_METRIC = "grpc_requests_per_second";
+const GRPC_RPS_TARGET = "1000";
+
+function hardenContainer(c: Container, placement: PodPlacement, owner: Owner): Container {
+  const { requests, limits } = c.resources;
+  if (!requests.cpu || !requests.memory || !limits.cpu || !limits.memory) {
+    // A programming error in a family, not bad user input: tenant quotas refuse such pods.
+    throw new Error(`render: container ${owner.component}/${c.name} lacks cpu/memory requests or limits`);
+  }
+  // Families may add settings (a read-only root filesystem); the restricted ones always win.
+  return {
+    ...c,
+    imagePullPolicy: placement.imagePullPolicy,
+    securityContext: { ...c.securityContext, ...RESTRICTED_CONTAINER },
+  };
+}
+
+/**
+ * A pod spec every platform pod shares, workload or Job: restricted Pod Security (non-root,
+ * seccomp RuntimeDefault, no privilege escalation, no capabilities), the node pool, pull settings,
+ * no API token (no platform pod talks to the API server).
+ */
+export function hardenedPodSpec(
+  parts: PodParts,
+  placement: PodPlacement,
+  owner: Owner,
+  serviceAccountName: string,
+): Record<string, unknown> {
+  const tolerations = [...placement.tolerations, ...(parts.tolerations ?? [])];
+  return {
+    serviceAccountName,
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: parts.runAsUser,
+      runAsGroup: parts.fsGroup ?? parts.runAsUser,
+      ...(parts.fsGroup !== undefined ? { fsGroup: parts.fsGroup } : {}),
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    ...(placement.imagePullSecrets.length > 0
+      ? { imagePullSecrets: placement.imagePullSecrets.map((name) => ({ name })) }
+      : {}),
+    ...(parts.terminationGracePeriodSeconds !== undefined
+      ? { terminationGracePeriodSeconds: parts.terminationGracePeriodSeconds }
+      : {}),
+    ...(parts.initContainers
+      ? { initContainers: parts.initContainers.map((c) => hardenContainer(c, placement, owner)) }
+      : {}),
+    containers: parts.containers.map((c) => hardenContainer(c, placement, owner)),
+    ...(parts.volumes ? { volumes: parts.volumes } : {}),
+    ...(Object.keys(placement.nodeSelector).length > 0 ? { nodeSelector: placement.nodeSelector } : {}),
+    ...(tolerations.length > 0 ? { tolerations } : {}),
+  };
+}
+
+function podTemplate(
+  input: WorkloadInput,
+  placement: PodPlacement,
+  image: string,
+  version: string,
+  track: "stable" | "canary",
+): Record<string, unknown> {
+  const selector = selectorLabels(input.owner.platform.name, input.owner.component);
+  const annotations: Record<string, string> = {};
+  if (input.config) annotations[CONFIG_CHECKSUM_ANNOTATION] = checksumOf(input.config);
+  return {
+    metadata: {
+      labels: { ...commonLabels({ ...input.owner, version }), [TRACK_LABEL]: track },
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+    },
+    spec: {
+      ...hardenedPodSpec(input.pod(image), placement, input.owner, input.owner.component),
+      // Spread replicas over nodes and zones (seed 8.1); preferred, so a small cluster still schedules.
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              podAffinityTerm: {
+                topologyKey: "kubernetes.io/hostname",
+                labelSelector: { matchLabels: selector },
+              },
+            },
+          ],
+        },
+      },
+      topologySpreadConstraints: [
+        {
+          maxSkew: 1,
+          topologyKey: "topology.kubernetes.io/zone",
+          whenUnsatisfiable: "ScheduleAnyway",
+          labelSelector: { matchLabels: selector },
+        },
+      ],
+    },
+  };
+}
+
+function volumeClaimTemplates(input: WorkloadInput, placement: PodPlacement): Record<string, unknown>[] {
+  // Claim templates are immutable: only labels that never change (no version) go on them.
+  const { "app.kubernetes.io/version": _version, ...stableLabels } = commonLabels(input.owner);
+  return (input.volumeClaims ?? []).map((claim) => ({
+    metadata: { name: claim.name, labels: stableLabels },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      ...(placement.storageClass ? { storageClassName: placement.storageClass } : {}),
+      resources: { requests: { storage: claim.storage } },
+    },
+  }));
+}
+
+function workloadObject(input: WorkloadInput, placement: PodPlacement): RenderedObject {
+  const { owner } = input;
+  const name = owner.component;
+  const selector = { ...selectorLabels(owner.platform.name, name), [TRACK_LABEL]: "stable" };
+  const replicas = input.autoscaling ? {} : { replicas: input.replicas };
+  const template = podTemplate(input, placement, input.image, owner.version, "stable");
+  if (input.kind === "Deployment") {
+    return {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: objectMeta(owner, name),
+      spec: {
+        ...replicas,
+        revisionHistoryLimit: 5,
+        selector: { matchLabels: selector },
+        strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+        template,
+      },
+    };
+  }
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: objectMeta(owner, name),
+    spec: {
+      ...replicas,
+      revisionHistoryLimit: 5,
+      serviceName: headlessServiceName(name),
+      podManagementPolicy: input.podManagementPolicy ?? "OrderedReady",
+      selector: { matchLabels: selector },
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: input.partition ?? 0 } },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+      template,
+      ...(input.volumeClaims ? { volumeClaimTemplates: volumeClaimTemplates(input, placement) } : {}),
+    },
+  };
+}
+
+function canaryObject(
+  input: WorkloadInput,
+  placement: PodPlacement,
+  canary: { image: string; version: string },
+): RenderedObject {
+  const { owner } = input;
+  const selector = { ...selectorLabels(owner.platform.name, owner.component), [TRACK_LABEL]: "canary" };
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: objectMeta({ ...owner, version: canary.version }, canaryName(owner.component)),
+    spec: {
+      replicas: 1,
+      revisionHistoryLimit: 1,
+      selector: { matchLabels: selector },
+      template: podTemplate(input, placement, canary.image, canary.version, "canary"),
+    },
+  };
+}
+
+function services(input: WorkloadInput): RenderedObject[] {
+  const { owner } = input;
+  const selector = selectorLabels(owner.platform.name, owner.component);
+  const ports = input.ports.map((p) => ({
+    name: p.name,
+    port: p.port,
+    targetPort: p.name,
+    protocol: "TCP",
+    ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}),
+  }));
+  const main: RenderedObject = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: objectMeta(owner, owner.component),
+    spec: { type: "ClusterIP", selector: { ...selector, ...input.serviceSelector }, ports },
+  };
+  if (input.kind !== "StatefulSet") return [main];
+  // Stable per-pod DNS names for peers (quorum members find each other before they are Ready).
+  const headlessMeta = objectMeta(owner, headlessServiceName(owner.component));
+  headlessMeta.labels[HEADLESS_LABEL] = "true";
+  const headless: RenderedObject = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: headlessMeta,
+    spec: { clusterIP: "None", publishNotReadyAddresses: true, selector, ports },
+  };
+  return [main, headless];
+}
+
+function horizontalPodAutoscaler(input: WorkloadInput, autoscaling: Autoscaling): RenderedObject {
+  const { owner } = input;
+  const metrics: Record<string, unknown>[] = [
+    {
+      type: "Resource",
+      resource: {
+        name: "cpu",
+        target: { type: "Utilization", averageUtilization: autoscaling.targetCPUUtilization },
+      },
+    },
+  ];
+  if (input.grpc) {
+    metrics.push({
+      type: "Pods",
+      pods: {
+        metric: { name: GRPC_RPS_METRIC },
+        target: { type: "AverageValue", averageValue: GRPC_RPS_TARGET },
+      },
+    });
+  }
+  return {
+    apiVersion: "autoscaling/v2",
+    kind: "HorizontalPodAutoscaler",
+    metadata: objectMeta(owner, owner.component),
+    spec: {
+      scaleTargetRef: { apiVersion: "apps/v1", kind: input.kind, name: owner.component },
+      minReplicas: autoscaling.minReplicas,
+      maxReplicas: autoscaling.maxReplicas,
+      metrics,
+      behavior: HPA_BEHAVIOR,
+    },
+  };
+}
+
+function podDisruptionBudget(input: WorkloadInput): RenderedObject {
+  const { owner } = input;
+  return {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: objectMeta(owner, owner.component),
+    spec: {
+      maxUnavailable: 1,
+      selector: { matchLabels: selectorLabels(owner.platform.name, owner.component) },
+    },
+  };
+}
+
+/**
+ * Every object of one component, in apply order: identity and configuration first, then the
+ * Services, the workload(s), and what acts on them (HPA, PDB).
+ */
+export function buildWorkload(input: WorkloadInput, placement: PodPlacement): ComponentObjects {
+  const { owner } = input;
+  if (input.canary && input.kind !== "Deployment") {
+    throw new Error(`render: ${owner.component} is a StatefulSet; upgrade it with a partition, not a canary`);
+  }
+  const objects: RenderedObject[] = [
+    {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: objectMeta(owner, owner.component),
+      automountServiceAccountToken: false,
+    },
+  ];
+  if (input.config) {
+    objects.push({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: objectMeta(owner, configMapName(owner.component)),
+      data: input.config,
+    });
+  }
+  objects.push(...services(input), workloadObject(input, placement));
+  if (input.canary) objects.push(canaryObject(input, placement, input.canary));
+  if (input.autoscaling) objects.push(horizontalPodAutoscaler(input, input.autoscaling));
+  // A budget only means something with more than one pod; with one it would block every drain.
+  const floor = input.autoscaling ? input.autoscaling.minReplicas : input.replicas;
+  if (floor >= 2) objects.push(podDisruptionBudget(input));
+  return {
+    objects,
+    workload: {
+      owner,
+      kind: input.kind,
+      name: owner.component,
+      ...(input.metricsPort ? { metricsPort: input.metricsPort } : {}),
+      ...(input.metricsPath ? { metricsPath: input.metricsPath } : {}),
+    },
+  };
+}
