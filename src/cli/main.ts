@@ -3,6 +3,7 @@
 // drift, failed upgrade), 2 usage or environment errors.
 import { Command } from "commander";
 import { clusterCommand } from "./commands/cluster.js";
+import { renderCommand } from "./commands/render.js";
 import { validateCommand } from "./commands/validate.js";
 
 export function buildProgram(): Command {
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
       process.exit(2);
     });
   program.addCommand(clusterCommand());
+  program.addCommand(renderCommand());
   program.addCommand(validateCommand());
   return program;
 }

@@ -117,4 +117,3 @@ export {
 export { GENERATED_SECRET_LABEL } from "./secrets.js";
 export { canaryName, configMapName, headlessServiceName } from "./workload.js";
 export { metricsNotScraped } from "./observability.js";
-export { parseQuantity } from "./quantity.js";

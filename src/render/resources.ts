@@ -2,7 +2,7 @@
 // (tenant ResourceQuotas refuse pods without them) and never a request above its limit, with
 // the healer's memory override (raised after an OOMKill, persisted in status) on top.
 import type { ResourceList, ResourceRequirements } from "./objects.js";
-import { parseQuantity } from "./quantity.js";
+import { Quantity } from "../api/quantity.js";
 
 /** The healer's raised memory for one component (status.healing.memoryOverrides). */
 export interface MemoryOverride {
@@ -15,12 +15,15 @@ export interface SpecResources {
   limits?: Record<string, string> | undefined;
 }
 
-function larger(a: string, b: string, field: string): string {
-  return parseQuantity(a, field) >= parseQuantity(b, field) ? a : b;
+function compare(a: string, b: string, field: string): number {
+  try {
+    return Quantity.parse(a).compareTo(Quantity.parse(b));
+  } catch (err) {
+    throw new Error(`${field}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
-function smaller(a: string, b: string, field: string): string {
-  return parseQuantity(a, field) <= parseQuantity(b, field) ? a : b;
-}
+const larger = (a: string, b: string, field: string): string => (compare(a, b, field) >= 0 ? a : b);
+const smaller = (a: string, b: string, field: string): string => (compare(a, b, field) <= 0 ? a : b);
 
 /**
  * `field` names the spec path for error messages (e.g. "spec.controlPlane.ontologyService.resources").

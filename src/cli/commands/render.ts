@@ -1,0 +1,124 @@
+// `onto render -f FILE [-o yaml|json]`: prints the objects the operator would apply for each
+// OntoPlatform in FILE, from the same render code, with no cluster (like `helm template`).
+// Generated credentials are never printed: their values are a placeholder, and cluster-only
+// facts are stand-ins (the owner's uid) or flags (--api-versions for the optional APIs).
+import { readFileSync } from "node:fs";
+import { Command, Option } from "commander";
+import { Document, stringify } from "yaml";
+import { resolveSpec } from "../../api/index.js";
+import type { OntoPlatformSpec } from "../../api/index.js";
+import { validateYamlStream } from "../../api/documents.js";
+import { releaseFor } from "../../release/index.js";
+import { renderPlatform } from "../../render/index.js";
+import type { Capabilities, RenderedObject } from "../../render/index.js";
+
+/** What every generated Secret value reads as in `onto render` output. */
+export const SECRET_PLACEHOLDER = "generated-in-cluster";
+/** Stand-in for the OntoPlatform's uid, which only the API server assigns. */
+export const UID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
+
+export const SERVICE_MONITOR_API = "monitoring.coreos.com/v1";
+export const VPA_API = "autoscaling.k8s.io/v1";
+
+interface RenderOptions {
+  filename: string;
+  output: "yaml" | "json";
+  namespace?: string;
+  apiVersions: string[];
+}
+
+interface PlatformDocument {
+  metadata: { name: string; namespace?: string; uid?: string };
+  spec: OntoPlatformSpec;
+}
+
+/** Renders every OntoPlatform document of a YAML stream; throws with every problem found. */
+export function renderFile(
+  text: string,
+  options: { namespace?: string; apiVersions: string[] },
+): RenderedObject[] {
+  const reports = validateYamlStream(text);
+  const problems = reports.flatMap((r) =>
+    r.issues.map((i) => `${r.name}: ${i.path ? `${i.path}: ` : ""}${i.message}`),
+  );
+  if (problems.length > 0) throw new RenderInputError(problems);
+  if (reports.length === 0) throw new RenderInputError(["no OntoPlatform document found"]);
+  const capabilities: Capabilities = {
+    serviceMonitor: options.apiVersions.includes(SERVICE_MONITOR_API),
+    verticalPodAutoscaler: options.apiVersions.includes(VPA_API),
+  };
+  return reports.flatMap((report) => {
+    const doc = report.object as PlatformDocument;
+    const spec = resolveSpec(doc.spec);
+    let release;
+    try {
+      release = releaseFor(spec.version);
+    } catch (err) {
+      throw new RenderInputError([`${report.name}: ${err instanceof Error ? err.message : String(err)}`]);
+    }
+    return renderPlatform({
+      platform: {
+        name: doc.metadata.name,
+        namespace: doc.metadata.namespace ?? options.namespace ?? "default",
+        uid: doc.metadata.uid ?? UID_PLACEHOLDER,
+      },
+      spec,
+      release,
+      capabilities,
+      generateSecret: () => SECRET_PLACEHOLDER,
+    });
+  });
+}
+
+/** The input cannot be rendered (invalid document, unknown version): exit code 1. */
+export class RenderInputError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join("\n"));
+  }
+}
+
+export function formatObjects(objects: RenderedObject[], output: "yaml" | "json"): string {
+  if (output === "json")
+    return `${JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2)}\n`;
+  return objects
+    .map((object) => {
+      const doc = new Document(object, { aliasDuplicateObjects: false });
+      if (object.kind === "Secret") {
+        doc.commentBefore = ` values are placeholders: the operator generates them once, in the cluster`;
+      }
+      return `---\n${stringify(doc, { lineWidth: 0 })}`;
+    })
+    .join("");
+}
+
+export function renderCommand(): Command {
+  return new Command("render")
+    .description("Print the objects the operator would apply for an OntoPlatform file, without a cluster")
+    .requiredOption("-f, --filename <file>", "YAML file of OntoPlatform documents ('-' reads stdin)")
+    .addOption(new Option("-o, --output <format>", "output format").choices(["yaml", "json"]).default("yaml"))
+    .option("-n, --namespace <ns>", "namespace for documents without one", undefined)
+    .option(
+      "-a, --api-versions <group/version...>",
+      `optional APIs to assume the cluster serves (${SERVICE_MONITOR_API}, ${VPA_API})`,
+      [],
+    )
+    .action((opts: RenderOptions) => {
+      let text: string;
+      try {
+        text = readFileSync(opts.filename === "-" ? 0 : opts.filename, "utf8");
+      } catch (err) {
+        throw new Error(`cannot read ${opts.filename}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      try {
+        const options = {
+          apiVersions: opts.apiVersions,
+          ...(opts.namespace ? { namespace: opts.namespace } : {}),
+        };
+        process.stdout.write(formatObjects(renderFile(text, options), opts.output));
+      } catch (err) {
+        if (!(err instanceof RenderInputError)) throw err;
+        for (const problem of err.problems) console.error(problem);
+        process.exitCode = 1;
+      }
+    });
+}
