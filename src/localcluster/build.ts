@@ -17,7 +17,8 @@ export interface Binaries {
   kwok: string;
 }
 
-interface GoTarget {
+/** One Go command built into the cache (also used by ./helm.ts). */
+export interface GoTarget {
   name: string;
   moduleDir: string;
   version: string;
@@ -27,7 +28,8 @@ interface GoTarget {
   tags?: string;
 }
 
-function moduleHash(moduleDir: string): string {
+/** Cache key part: a hash of the module's go.mod, go.sum, main.go and tools.go. */
+export function moduleHash(moduleDir: string): string {
   const hash = createHash("sha256");
   for (const file of ["go.mod", "go.sum", "main.go", "tools.go"]) {
     const path = join(moduleDir, file);
@@ -96,14 +98,20 @@ async function runGoBuild(target: GoTarget, progress: (line: string) => void): P
   progress(`built ${target.name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/** Returns the target's output path, building it first when the cache does not hold it. */
+export async function ensureGoBinary(
+  target: GoTarget,
+  progress: (line: string) => void = () => undefined,
+): Promise<string> {
+  if (existsSync(target.output)) return target.output;
+  rmSync(`${target.output}.partial`, { force: true });
+  await runGoBuild(target, progress);
+  return target.output;
+}
+
 /** Returns the paths of the binaries, building whatever is missing from the cache. */
 export async function ensureBinaries(progress: (line: string) => void = () => undefined): Promise<Binaries> {
   const [k8s, kwok] = targets();
   if (!k8s || !kwok) throw new Error("build targets missing");
-  for (const target of [k8s, kwok]) {
-    if (existsSync(target.output)) continue;
-    rmSync(`${target.output}.partial`, { force: true });
-    await runGoBuild(target, progress);
-  }
-  return { k8s: k8s.output, kwok: kwok.output };
+  return { k8s: await ensureGoBinary(k8s, progress), kwok: await ensureGoBinary(kwok, progress) };
 }
