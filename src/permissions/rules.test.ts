@@ -1,0 +1,147 @@
+import { describe, expect, it } from "vitest";
+import { GROUP, PLURAL } from "../api/constants.js";
+import { rbacObjects, serviceAccount, type RbacObject } from "./rbac.js";
+import {
+  APPLY_VERBS,
+  MANAGED_KINDS,
+  allows,
+  clusterScopedRules,
+  groupOf,
+  leaderElectionRules,
+  platformRules,
+  type PolicyRule,
+  type Verb,
+} from "./rules.js";
+
+const opts = { namespace: "onto-system", serviceAccount: "onto-operator", name: "onto-operator" };
+const wide = rbacObjects(opts);
+const narrow = rbacObjects({ ...opts, watchNamespaces: ["tenant-a", "tenant-b"] });
+const ALL_VERBS: Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
+
+function rulesOf(
+  objects: RbacObject[],
+  kind: RbacObject["kind"],
+  name: string,
+  namespace?: string,
+): PolicyRule[] {
+  const found = objects.find(
+    (o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace,
+  );
+  if (!found?.rules) throw new Error(`no ${kind} ${name} in ${namespace ?? "the cluster"}`);
+  return found.rules;
+}
+
+/** Every string anywhere in a value. */
+function strings(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(strings);
+  if (value && typeof value === "object") return Object.values(value).flatMap(strings);
+  return [];
+}
+
+describe("operator RBAC rules", () => {
+  it("contain no wildcard in any role of either install mode", () => {
+    const everything = [...wide, ...narrow, serviceAccount(opts)];
+    const all = strings(everything);
+    expect(all.length).toBeGreaterThan(50);
+    expect(all.filter((s) => s.includes("*"))).toEqual([]);
+  });
+
+  it("grant every kind the renderer produces the verbs server-side apply and pruning need", () => {
+    const clusterRole = rulesOf(wide, "ClusterRole", "onto-operator");
+    const role = rulesOf(narrow, "Role", "onto-operator", "tenant-a");
+    const missing: string[] = [];
+    for (const { apiVersion, kind, resource } of MANAGED_KINDS) {
+      for (const verb of APPLY_VERBS) {
+        for (const [where, rules] of [
+          ["ClusterRole", clusterRole],
+          ["Role", role],
+        ] as const) {
+          if (!allows(rules, { group: groupOf(apiVersion), resource, verb })) {
+            missing.push(`${where}: ${verb} ${kind}`);
+          }
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    // The 15 kinds of the renderer's list (until src/render exports its own, see MANAGED_KINDS).
+    expect(MANAGED_KINDS.map((k) => k.kind)).toHaveLength(15);
+  });
+
+  it("grant exactly the listed verbs on what is not applied", () => {
+    const rules = rulesOf(wide, "ClusterRole", "onto-operator");
+    const granted = (group: string, resource: string) =>
+      ALL_VERBS.filter((verb) => allows(rules, { group, resource, verb }));
+    expect(granted(GROUP, PLURAL)).toEqual(["get", "list", "watch"]);
+    expect(granted(GROUP, `${PLURAL}/status`)).toEqual(["get", "update", "patch"]);
+    expect(granted("", "persistentvolumeclaims")).toEqual(["get", "list", "watch", "delete"]);
+    expect(granted("", "pods")).toEqual(["get", "list", "watch", "delete"]);
+    expect(granted("", "pods/log")).toEqual(["get"]);
+    expect(granted("", "nodes")).toEqual(["get", "list", "watch"]);
+    expect(granted("", "namespaces")).toEqual(["get", "list", "watch", "patch"]);
+    expect(granted("events.k8s.io", "events")).toEqual(["create", "patch"]);
+    expect(granted("", "events")).toEqual(["create", "patch"]);
+    // Not granted: the operator never touches these.
+    expect(granted("", "pods/exec")).toEqual([]);
+    expect(granted("rbac.authorization.k8s.io", "roles")).toEqual([]);
+    expect(granted("apiextensions.k8s.io", "customresourcedefinitions")).toEqual([]);
+    expect(granted("coordination.k8s.io", "leases")).toEqual([]);
+  });
+
+  it("grant leases only in the operator's own namespace", () => {
+    const lease = rulesOf(wide, "Role", "onto-operator-leader-election", "onto-system");
+    const verbs = ALL_VERBS.filter((verb) =>
+      allows(lease, { group: "coordination.k8s.io", resource: "leases", verb }),
+    );
+    expect(verbs).toEqual(["get", "create", "update"]);
+    expect(
+      narrow.filter((o) => o.kind === "Role").map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+    ).toEqual([
+      "tenant-a/onto-operator",
+      "tenant-b/onto-operator",
+      "onto-system/onto-operator-leader-election",
+    ]);
+  });
+
+  it("single-namespace mode: platform rules per namespace, a small ClusterRole pinned to the watched namespaces", () => {
+    expect(narrow.some((o) => o.kind === "ClusterRole" && o.metadata.name === "onto-operator")).toBe(false);
+    const cluster = rulesOf(narrow, "ClusterRole", "onto-operator-cluster");
+    expect(allows(cluster, { group: "", resource: "nodes", verb: "watch" })).toBe(true);
+    expect(allows(cluster, { group: "", resource: "namespaces", verb: "patch", name: "tenant-b" })).toBe(
+      true,
+    );
+    expect(allows(cluster, { group: "", resource: "namespaces", verb: "patch", name: "kube-system" })).toBe(
+      false,
+    );
+    expect(allows(cluster, { group: "", resource: "namespaces", verb: "list" })).toBe(false);
+    // Nothing namespaced leaks into the ClusterRole.
+    expect(allows(cluster, { group: "", resource: "secrets", verb: "get" })).toBe(false);
+    expect(rulesOf(narrow, "Role", "onto-operator", "tenant-b")).toEqual(platformRules().map((r) => r.rule));
+    expect(() => rbacObjects({ ...opts, watchNamespaces: [] })).toThrow(/watchNamespaces/);
+  });
+
+  it("bind every role to the operator's ServiceAccount in its own namespace", () => {
+    for (const objects of [wide, narrow]) {
+      const bindings = objects.filter((o) => o.kind.endsWith("Binding"));
+      const roles = objects.filter((o) => o.kind.endsWith("Role"));
+      expect(bindings).toHaveLength(roles.length);
+      for (const binding of bindings) {
+        expect(binding.subjects).toEqual([
+          { kind: "ServiceAccount", name: "onto-operator", namespace: "onto-system" },
+        ]);
+        const role = roles.find(
+          (r) =>
+            r.kind === binding.roleRef?.kind &&
+            r.metadata.name === binding.roleRef.name &&
+            r.metadata.namespace === binding.metadata.namespace,
+        );
+        expect(role, `${binding.kind} ${binding.metadata.name}`).toBeDefined();
+      }
+    }
+  });
+
+  it("give a reason for every rule", () => {
+    const explained = [...platformRules(), ...clusterScopedRules(), ...leaderElectionRules()];
+    expect(explained.filter((e) => e.why.length < 10)).toEqual([]);
+  });
+});

@@ -1,0 +1,186 @@
+// The operator's RBAC rules as data: every API group, resource and verb it uses, and nothing
+// else (no "*"). The install manifests (deploy/), the Helm chart and the tests all read these,
+// so the role cannot drift from one copy to another. ./rbac.ts turns them into Role and
+// ClusterRole objects.
+import { GROUP, PLURAL } from "../api/constants.js";
+
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
+
+/** One RBAC PolicyRule, as the API server stores it. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: Verb[];
+  resourceNames?: string[];
+}
+
+/** A rule and the reason the operator needs it (the reason is printed in docs/operations/install.md). */
+export interface ExplainedRule {
+  rule: PolicyRule;
+  why: string;
+}
+
+/** One kind the renderer produces, with the resource name RBAC knows it by. */
+export interface ManagedKind {
+  apiVersion: string;
+  kind: string;
+  /** Plural resource name, as in an RBAC rule. */
+  resource: string;
+}
+
+/**
+ * What server-side apply of a rendered object needs: patch (the apply itself), create (an apply
+ * that creates the object is authorized as create), get/list/watch (the informer cache and the
+ * read before a decision), delete (pruning what the spec no longer asks for). update is there
+ * for the few writes that must carry a resourceVersion (optimistic concurrency).
+ */
+export const APPLY_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
+
+/**
+ * The kinds the renderer can produce.
+ * NOTE: src/render does not export its list of kinds yet. Until it does, this is the list the
+ * renderer's modules are written against; once render exports one (MANAGED_KINDS or similar),
+ * permissions-rules.test.ts should check that list against this table instead.
+ */
+export const MANAGED_KINDS: readonly ManagedKind[] = [
+  { apiVersion: "v1", kind: "ConfigMap", resource: "configmaps" },
+  { apiVersion: "v1", kind: "Secret", resource: "secrets" },
+  { apiVersion: "v1", kind: "Service", resource: "services" },
+  { apiVersion: "v1", kind: "ServiceAccount", resource: "serviceaccounts" },
+  { apiVersion: "v1", kind: "ResourceQuota", resource: "resourcequotas" },
+  { apiVersion: "v1", kind: "LimitRange", resource: "limitranges" },
+  { apiVersion: "apps/v1", kind: "Deployment", resource: "deployments" },
+  { apiVersion: "apps/v1", kind: "StatefulSet", resource: "statefulsets" },
+  { apiVersion: "batch/v1", kind: "Job", resource: "jobs" },
+  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", resource: "horizontalpodautoscalers" },
+  { apiVersion: "policy/v1", kind: "PodDisruptionBudget", resource: "poddisruptionbudgets" },
+  { apiVersion: "networking.k8s.io/v1", kind: "Ingress", resource: "ingresses" },
+  { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", resource: "networkpolicies" },
+  { apiVersion: "monitoring.coreos.com/v1", kind: "ServiceMonitor", resource: "servicemonitors" },
+  { apiVersion: "autoscaling.k8s.io/v1", kind: "VerticalPodAutoscaler", resource: "verticalpodautoscalers" },
+];
+
+/** The API group of an apiVersion ("" for the core group). */
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf("/");
+  return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+/** The managed kinds' rules, one rule per API group, resources sorted. */
+function managedKindRules(): ExplainedRule[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { apiVersion, resource } of MANAGED_KINDS) {
+    const group = groupOf(apiVersion);
+    byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
+  }
+  return [...byGroup.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([group, resources]) => ({
+      rule: { apiGroups: [group], resources: [...resources].sort(), verbs: [...APPLY_VERBS] },
+      why: "objects the renderer produces: read from the cache, server-side applied, pruned",
+    }));
+}
+
+/**
+ * Rules for the namespaces that hold OntoPlatforms: granted cluster-wide by the ClusterRole, or
+ * per watched namespace by a Role in single-namespace mode.
+ */
+export function platformRules(): ExplainedRule[] {
+  return [
+    {
+      rule: { apiGroups: [GROUP], resources: [PLURAL], verbs: ["get", "list", "watch"] },
+      why: "watch the OntoPlatform resources",
+    },
+    {
+      rule: { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["get", "update", "patch"] },
+      why: "write phase, conditions, components and upgrade progress",
+    },
+    {
+      rule: { apiGroups: [GROUP], resources: [`${PLURAL}/finalizers`], verbs: ["update"] },
+      why: "set blockOwnerDeletion on owner references (required where OwnerReferencesPermissionEnforcement is on)",
+    },
+    ...managedKindRules(),
+    {
+      rule: {
+        apiGroups: [""],
+        resources: ["persistentvolumeclaims"],
+        verbs: ["get", "list", "watch", "delete"],
+      },
+      why: "watch StatefulSet volumes; delete them only under the retention policy Delete",
+    },
+    {
+      rule: { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
+      why: "healing: diagnose crash loops and OOM kills, clean up evicted pods, free pods on lost nodes",
+    },
+    {
+      rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+      why: "healing: the last log line of a crash-looping container",
+    },
+    {
+      rule: { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+      why: "an Event for every action (events.k8s.io/v1, with series)",
+    },
+    {
+      rule: { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+      why: "core/v1 Events, for clients that still write them",
+    },
+  ];
+}
+
+/**
+ * Rules on cluster-scoped resources: always in a ClusterRole, even in single-namespace mode,
+ * because a Role cannot grant them. In single-namespace mode the namespace rules are pinned to
+ * the watched namespaces with resourceNames (which list and watch cannot be, so they are left out).
+ */
+export function clusterScopedRules(watchNamespaces?: readonly string[]): ExplainedRule[] {
+  const nodes: ExplainedRule = {
+    rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+    why: "healing: node pressure for evictions, lost nodes for stranded pods",
+  };
+  if (watchNamespaces) {
+    return [
+      nodes,
+      {
+        rule: {
+          apiGroups: [""],
+          resources: ["namespaces"],
+          verbs: ["get", "patch"],
+          resourceNames: [...watchNamespaces],
+        },
+        why: "label the watched namespaces for Pod Security (restricted)",
+      },
+    ];
+  }
+  return [
+    nodes,
+    {
+      rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "patch"] },
+      why: "label tenant namespaces for Pod Security (restricted)",
+    },
+  ];
+}
+
+/** Rules in the operator's own namespace only: the leader election Lease. */
+export function leaderElectionRules(): ExplainedRule[] {
+  return [
+    {
+      rule: { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+      why: "leader election between the operator's replicas",
+    },
+  ];
+}
+
+/** Whether `rules` allow `verb` on `group`/`resource` (and on the object `name`, when given). */
+export function allows(
+  rules: readonly PolicyRule[],
+  request: { group: string; resource: string; verb: Verb; name?: string },
+): boolean {
+  return rules.some(
+    (r) =>
+      r.apiGroups.includes(request.group) &&
+      r.resources.includes(request.resource) &&
+      r.verbs.includes(request.verb) &&
+      (r.resourceNames === undefined ||
+        (request.name !== undefined && r.resourceNames.includes(request.name))),
+  );
+}
