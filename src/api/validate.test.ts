@@ -28,6 +28,30 @@ describe("CEL rules", () => {
     const env = kubernetesCelEnvironment();
     for (const { rule } of rules) expect(() => env.parse(rule), rule).not.toThrow();
   });
+
+  it("hold for every default, which the API server checks when the CRD is created", () => {
+    const env = kubernetesCelEnvironment();
+    const failures: string[] = [];
+    const visit = (node: unknown): void => {
+      if (typeof node !== "object" || node === null) return;
+      const record = node as Record<string, unknown>;
+      const nodeRules = (record["x-kubernetes-validations"] as CelRule[] | undefined) ?? [];
+      if ("default" in record)
+        for (const { rule } of nodeRules.filter((r) => !r.rule.includes("oldSelf"))) {
+          let result: unknown;
+          try {
+            result = env.evaluate(rule, { self: record.default });
+          } catch (err) {
+            result = err instanceof Error ? err.message : err;
+          }
+          if (result !== true)
+            failures.push(`${rule} on ${JSON.stringify(record.default)}: ${String(result)}`);
+        }
+      for (const child of Object.values(record)) visit(child);
+    };
+    visit(JSON.parse(JSON.stringify(OntoPlatformSpecSchema)));
+    expect(failures).toEqual([]);
+  });
 });
 
 describe("validateOntoPlatform", () => {
