@@ -213,7 +213,7 @@ export class LeaderElector {
               acquireTime: record.acquireTime ?? mine.acquireTime,
               leaseTransitions: record.leaseTransitions ?? 0,
             }
-          : { ...mine, leaseTransitions: (record.leaseTransitions ?? 0) + (holder ? 1 : 0) };
+          : { ...mine, leaseTransitions: (record.leaseTransitions ?? 0) + 1 };
       await api.update({ ...lease, spec });
       this.observe(spec, now);
       return true;
