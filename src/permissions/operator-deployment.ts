@@ -13,7 +13,7 @@ export const HEALTH_PORT = 8081;
 /** UID and GID of the image's non-root user (the distroless "nonroot" user). */
 export const RUN_AS_USER = 65532;
 /** Comma-separated namespaces the operator watches; unset or empty: all namespaces. */
-export const WATCH_NAMESPACES_ENV = "ONTO_WATCH_NAMESPACES";
+export const WATCH_NAMESPACES_ENV = "WATCH_NAMESPACES";
 
 export const OPERATOR_COMMAND = [
   "node",

@@ -3,6 +3,7 @@
 // so the role cannot drift from one copy to another. ./rbac.ts turns them into Role and
 // ClusterRole objects.
 import { GROUP, PLURAL } from "../api/constants.js";
+import { MANAGED_KINDS } from "../render/index.js";
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
 
@@ -20,14 +21,6 @@ export interface ExplainedRule {
   why: string;
 }
 
-/** One kind the renderer produces, with the resource name RBAC knows it by. */
-export interface ManagedKind {
-  apiVersion: string;
-  kind: string;
-  /** Plural resource name, as in an RBAC rule. */
-  resource: string;
-}
-
 /**
  * What server-side apply of a rendered object needs: patch (the apply itself), create (an apply
  * that creates the object is authorized as create), get/list/watch (the informer cache and the
@@ -36,43 +29,10 @@ export interface ManagedKind {
  */
 export const APPLY_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
 
-/**
- * The kinds the renderer can produce.
- * NOTE: src/render does not export its list of kinds yet. Until it does, this is the list the
- * renderer's modules are written against; once render exports one (MANAGED_KINDS or similar),
- * permissions-rules.test.ts should check that list against this table instead.
- */
-export const MANAGED_KINDS: readonly ManagedKind[] = [
-  { apiVersion: "v1", kind: "ConfigMap", resource: "configmaps" },
-  { apiVersion: "v1", kind: "Secret", resource: "secrets" },
-  { apiVersion: "v1", kind: "Service", resource: "services" },
-  { apiVersion: "v1", kind: "ServiceAccount", resource: "serviceaccounts" },
-  { apiVersion: "v1", kind: "ResourceQuota", resource: "resourcequotas" },
-  { apiVersion: "v1", kind: "LimitRange", resource: "limitranges" },
-  { apiVersion: "apps/v1", kind: "Deployment", resource: "deployments" },
-  { apiVersion: "apps/v1", kind: "StatefulSet", resource: "statefulsets" },
-  { apiVersion: "batch/v1", kind: "Job", resource: "jobs" },
-  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", resource: "horizontalpodautoscalers" },
-  { apiVersion: "policy/v1", kind: "PodDisruptionBudget", resource: "poddisruptionbudgets" },
-  { apiVersion: "networking.k8s.io/v1", kind: "Ingress", resource: "ingresses" },
-  { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", resource: "networkpolicies" },
-  { apiVersion: "monitoring.coreos.com/v1", kind: "ServiceMonitor", resource: "servicemonitors" },
-  { apiVersion: "autoscaling.k8s.io/v1", kind: "VerticalPodAutoscaler", resource: "verticalpodautoscalers" },
-];
-
-/** The API group of an apiVersion ("" for the core group). */
-export function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? "" : apiVersion.slice(0, slash);
-}
-
-/** The managed kinds' rules, one rule per API group, resources sorted. */
+/** Rules for every kind the renderer can produce (render's MANAGED_KINDS), one per API group. */
 function managedKindRules(): ExplainedRule[] {
   const byGroup = new Map<string, string[]>();
-  for (const { apiVersion, resource } of MANAGED_KINDS) {
-    const group = groupOf(apiVersion);
-    byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
-  }
+  for (const { group, plural } of MANAGED_KINDS) byGroup.set(group, [...(byGroup.get(group) ?? []), plural]);
   return [...byGroup.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([group, resources]) => ({
