@@ -27,8 +27,9 @@ export class WorkQueue {
   private readonly clock: Clock;
   private readonly limiter: RetryLimiter;
   private readonly observer: WorkQueueObserver | undefined;
-  /** Keys ready to be handed out, in order; each also in `dirty`. */
-  private readonly ready: string[] = [];
+  /** Keys ready to be handed out, in order from `head` (Array.shift is O(n) on long arrays); each also in `dirty`. */
+  private ready: string[] = [];
+  private head = 0;
   /** Keys that need processing (queued, or re-added while processing). */
   private readonly dirty = new Set<string>();
   private readonly processing = new Map<string, number>();
@@ -104,7 +105,7 @@ export class WorkQueue {
 
   /** Keys waiting to be handed out. */
   get length(): number {
-    return this.ready.length;
+    return this.ready.length - this.head;
   }
 
   get inFlight(): number {
@@ -125,7 +126,8 @@ export class WorkQueue {
     this.shuttingDown = true;
     for (const { timer } of this.delayed.values()) timer.cancel();
     this.delayed.clear();
-    this.ready.length = 0;
+    this.ready = [];
+    this.head = 0;
     this.dirty.clear();
     this.addedAt.clear();
     this.observer?.depth(0);
@@ -148,18 +150,22 @@ export class WorkQueue {
       return;
     }
     this.ready.push(key);
-    this.observer?.depth(this.ready.length);
+    this.observer?.depth(this.length);
   }
 
   private take(): string | undefined {
-    const key = this.ready.shift();
-    if (key === undefined) return undefined;
+    if (this.head >= this.ready.length) return undefined;
+    const key = this.ready[this.head++]!;
+    if (this.head > 1024 && this.head * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.head);
+      this.head = 0;
+    }
     this.dirty.delete(key);
     const now = this.clock.now();
     this.processing.set(key, now);
     this.observer?.queued((now - (this.addedAt.get(key) ?? now)) / 1000);
     this.addedAt.delete(key);
-    this.observer?.depth(this.ready.length);
+    this.observer?.depth(this.length);
     return key;
   }
 }
