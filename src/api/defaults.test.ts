@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { Value } from "@sinclair/typebox/value";
 import { resolveSpec, topicReplicationFactor } from "./defaults.js";
@@ -130,3 +131,44 @@ describe("COMPONENTS", () => {
     expect(on).toContain("temporal");
   });
 });
+
+describe("resolveSpec, for any override of a service's scaling", () => {
+  const services = [
+    ["controlPlane", "ontologyService"],
+    ["dataPlane", "dataService"],
+    ["intelligencePlane", "reasoningService"],
+  ] as const;
+
+  it("keeps the user's values, fills the rest, and is idempotent", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...services),
+        fc.integer({ min: 1, max: 100 }),
+        fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }),
+        fc.option(fc.boolean(), { nil: undefined }),
+        ([plane, service], replicas, maxReplicas, enabled) => {
+          const autoscaling = {
+            ...(enabled === undefined ? {} : { enabled }),
+            ...(maxReplicas ? { maxReplicas } : {}),
+          };
+          const spec = {
+            version: "1.0.0",
+            [plane]: { [service]: { replicas, autoscaling } },
+          } as OntoPlatformSpec;
+          const resolved = resolveSpec(spec);
+          const settings = (resolved[plane] as Record<string, ResolvedComponentLike>)[service]!;
+          expect(settings.replicas).toBe(replicas);
+          expect(settings.autoscaling.maxReplicas).toBe(maxReplicas ?? 10);
+          expect(settings.autoscaling.enabled).toBe(enabled ?? false);
+          expect(settings.autoscaling.targetCPUUtilization).toBe(70);
+          expect(resolveSpec(resolved)).toEqual(resolved);
+        },
+      ),
+    );
+  });
+});
+
+interface ResolvedComponentLike {
+  replicas: number;
+  autoscaling: { enabled: boolean; maxReplicas: number; targetCPUUtilization: number };
+}

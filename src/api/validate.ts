@@ -23,14 +23,19 @@ export interface ValidationIssue {
 
 type Node = Record<string, unknown>;
 
-/** Errors the API server treats as blocking: on a wrong type it skips the CEL rules. */
-const TYPE_ERRORS = new Set<ValueErrorType>([
+/**
+ * Errors after which the API server skips CEL rules ("some validation rules were not checked
+ * because the object was invalid"): a wrong type, an unsupported enum value, a missing field.
+ */
+const BLOCKING_ERRORS = new Set<ValueErrorType>([
   ValueErrorType.Array,
   ValueErrorType.Boolean,
   ValueErrorType.Integer,
   ValueErrorType.Number,
   ValueErrorType.Object,
   ValueErrorType.String,
+  ValueErrorType.Union,
+  ValueErrorType.ObjectRequiredProperty,
 ]);
 
 const strictSpecSchema = strict(OntoPlatformSpecSchema);
@@ -81,13 +86,13 @@ export function validateSpec(spec: unknown, oldSpec?: unknown): ValidationIssue[
   for (const error of Value.Errors(strictSpecSchema as unknown as TSchema, defaulted)) {
     // A missing required field is reported once, as Required value, not also as a wrong type.
     if (error.value === undefined && error.type !== ValueErrorType.ObjectRequiredProperty) continue;
-    if (TYPE_ERRORS.has(error.type)) blocking = true;
+    if (BLOCKING_ERRORS.has(error.type)) blocking = true;
     issues.push({
       path: fieldPath("spec", error.path),
       message: describe(error.type, error.message, error.schema),
     });
   }
-  // Like the API server, evaluate CEL only on a well-typed object.
+  // Like the API server, evaluate CEL only when no blocking error was found.
   if (!blocking) {
     const old = oldSpec === undefined ? undefined : withDefaults(oldSpec);
     checkRules(OntoPlatformSpecSchema, defaulted, old, "spec", issues);
