@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { COMPONENTS } from "../api/index.js";
 import {
   KNOWN_VERSIONS,
   PLATFORM_SERVICES,
@@ -48,6 +49,16 @@ describe("release catalog", () => {
       KNOWN_VERSIONS.map((v) => imageFor(releaseFor(v), "postgres", "r").split(/[:.]/)[1]),
     );
     expect(majors.size).toBe(1);
+  });
+
+  it("has an image for every component of the API in every release", () => {
+    for (const version of KNOWN_VERSIONS) {
+      for (const component of COMPONENTS) {
+        expect(imageFor(releaseFor(version), component.name, REGISTRY)).toMatch(
+          /^[a-z0-9./-]+:[A-Za-z0-9._-]+$/,
+        );
+      }
+    }
   });
 
   it("refuses a component it has no image for", () => {

@@ -16,6 +16,12 @@ export interface RenderContext extends RenderInput {
 }
 
 export function createContext(input: RenderInput): RenderContext {
+  if (input.platform.name.length > 63) {
+    // The name is the app.kubernetes.io/instance label of every object, and label values stop at 63.
+    throw new Error(
+      `metadata.name: "${input.platform.name}" is ${input.platform.name.length} characters; a platform name may have at most 63 (it is used as a label value)`,
+    );
+  }
   const g = input.spec.global;
   return {
     ...input,

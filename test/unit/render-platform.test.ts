@@ -575,6 +575,11 @@ describe("inputs from the cluster and the controllers", () => {
     expect(plain.updateStrategy).toEqual({ type: "RollingUpdate", rollingUpdate: { partition: 0 } });
   });
 
+  it("refuses a platform name too long to be a label value, naming the field", () => {
+    const long = { ...PRODUCTION, metadata: { ...PRODUCTION.metadata, name: "p".repeat(64) } };
+    expect(() => render(long)).toThrow(/metadata\.name.*at most 63/);
+  });
+
   it("is deterministic: the same input renders the same objects", () => {
     expect(JSON.stringify(render(PRODUCTION))).toBe(JSON.stringify(render(PRODUCTION)));
   });
