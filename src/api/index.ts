@@ -30,3 +30,9 @@ export {
   isEnabled,
 } from "./components.js";
 export type { ComponentInfo, ComponentName, Plane, ResolvedComponent } from "./components.js";
+export { Quantity } from "./quantity.js";
+export { ontoPlatformCrd, ontoPlatformCrdYaml } from "./crd.js";
+export { validateOntoPlatform, validateSpec } from "./validate.js";
+export type { ValidationIssue } from "./validate.js";
+export { validateYamlStream } from "./documents.js";
+export type { DocumentReport } from "./documents.js";

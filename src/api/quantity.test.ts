@@ -16,6 +16,15 @@ describe("Quantity", () => {
     expect(q("64Ti").compareTo(q("65Ti"))).toBe(-1);
   });
 
+  it("scales and renders memory for OOM healing", () => {
+    expect(q("4Gi").times(1.5).toBinaryString()).toBe("6Gi");
+    expect(q("1Gi").times(1.5).toBinaryString()).toBe("1536Mi");
+    expect(q("100M").toBinaryString()).toBe("96Mi"); // 95.37Mi rounded up
+    expect(q("512Mi").times(1.5).compareTo(q("768Mi"))).toBe(0);
+    expect(q("500m").toNumber()).toBe(0.5);
+    expect(q("2048Gi").toBinaryString()).toBe("2Ti");
+  });
+
   it("refuses what is not a quantity, naming it", () => {
     for (const bad of ["", "Gi", "1GB", "1.2.3", "1 Gi", "0x10"]) {
       expect(Quantity.isValid(bad), bad).toBe(false);

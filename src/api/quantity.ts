@@ -34,6 +34,36 @@ export class Quantity {
     return new Quantity(numerator, denominator);
   }
 
+  /** This quantity times `factor` (e.g. 1.5 for OOM healing), exact to six decimals of the factor. */
+  times(factor: number): Quantity {
+    if (!Number.isFinite(factor) || factor < 0) throw new Error(`cannot scale a quantity by ${factor}`);
+    const millionths = BigInt(Math.round(factor * 1_000_000));
+    return new Quantity(this.numerator * millionths, this.denominator * 1_000_000n);
+  }
+
+  /** The value as a JavaScript number (approximate for very large or fractional values). */
+  toNumber(): number {
+    return Number(this.numerator) / Number(this.denominator);
+  }
+
+  /**
+   * A memory-style rendering: whole mebibytes, rounded up, written with the largest binary
+   * suffix that divides evenly (1536Mi, 2Gi). Meant for memory limits and requests.
+   */
+  toBinaryString(): string {
+    const mebi = 1n << 20n;
+    const scaled = this.denominator * mebi;
+    let mebibytes = (this.numerator + scaled - 1n) / scaled;
+    if (mebibytes < 0n) mebibytes = 0n;
+    let suffix = 0;
+    const suffixes = ["Mi", "Gi", "Ti", "Pi", "Ei"];
+    while (suffix < suffixes.length - 1 && mebibytes > 0n && mebibytes % 1024n === 0n) {
+      mebibytes /= 1024n;
+      suffix++;
+    }
+    return `${mebibytes}${suffixes[suffix]}`;
+  }
+
   /** -1, 0 or 1 as this is less than, equal to or greater than `other`. */
   compareTo(other: Quantity): number {
     const left = this.numerator * other.denominator;
