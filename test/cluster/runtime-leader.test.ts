@@ -7,6 +7,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/index.js";
+import type { Lease } from "../../src/runtime/index.js";
 import { adminKubeConfig, createTestNamespace, eventually, kubeconfigPath } from "../support/cluster.js";
 
 const LEASE_MS = 4_000;
@@ -109,9 +110,7 @@ describe("leader election between processes", () => {
     expect(await b.exited).toBe(0);
     expect(when(b, "lease released")).toBeDefined();
 
-    const lease = await client.get<
-      { spec?: { holderIdentity?: string; leaseTransitions?: number } } & object
-    >({
+    const lease = await client.get<Lease>({
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
       namespace: ns,
