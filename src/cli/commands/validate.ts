@@ -43,7 +43,7 @@ export function validateCommand(): Command {
                 ? await serverValidate(client, report.object, opts.namespace)
                 : report.issues;
             problems += issues.length;
-            print(file, report, issues);
+            print(file, report, issues, client !== undefined);
           }
         }
       } finally {
@@ -61,8 +61,11 @@ function readInput(file: string): string {
   }
 }
 
-function print(file: string, report: DocumentReport, issues: ValidationIssue[]): void {
-  const what = `${file}: ${report.name}${report.updates !== undefined ? " (update)" : ""}`;
+function print(file: string, report: DocumentReport, issues: ValidationIssue[], server: boolean): void {
+  // Offline, a repeated platform is an update of the earlier document; the server checks every
+  // document against what it stores instead.
+  const update = report.updates === undefined ? "" : server ? " (against the live object)" : " (update)";
+  const what = `${file}: ${report.name}${update}`;
   if (issues.length === 0) {
     console.log(`${pc.green("valid")}   ${what}`);
     return;
