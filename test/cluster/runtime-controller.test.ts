@@ -126,4 +126,49 @@ describe("controller", () => {
     expect(metrics).toContain("controller_runtime_max_concurrent_reconciles");
     await writer.close();
   });
+
+  it("stop lets an in-flight reconcile finish, and gives up on one that outlasts the bound", async () => {
+    const ns = await createTestNamespace("rt-shutdown");
+    const writer = new KubeClient(adminKubeConfig());
+    const run = async (
+      reconcileMs: number,
+      boundMs: number,
+    ): Promise<{ finished: boolean; stopMs: number }> => {
+      const mgr = new Manager({
+        client: new KubeClient(adminKubeConfig()),
+        shutdownTimeoutMs: boundMs,
+        processMetrics: false,
+      });
+      let started = false;
+      let finished = false;
+      mgr.addController({
+        name: `slow-${reconcileMs}`,
+        for: { apiVersion: "v1", kind: "ConfigMap", namespace: ns, labelSelector: "test=shutdown" },
+        reconciler: async () => {
+          started = true;
+          await new Promise((r) => setTimeout(r, reconcileMs));
+          finished = true;
+        },
+      });
+      await mgr.start();
+      await eventually("the reconcile to start", async () => (started ? true : undefined));
+      const t0 = performance.now();
+      await mgr.stop();
+      return { finished, stopMs: performance.now() - t0 };
+    };
+    await writer.apply({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "one", namespace: ns, labels: { test: "shutdown" } },
+    });
+    const graceful = await run(1_000, 10_000);
+    expect(graceful.finished).toBe(true);
+    const bounded = await run(30_000, 500);
+    expect(bounded.finished).toBe(false);
+    expect(bounded.stopMs).toBeLessThan(5_000);
+    console.log(
+      `[figures] shutdown: 1 s reconcile drained, stop took ${Math.round(graceful.stopMs)} ms; 30 s reconcile abandoned after the 500 ms bound, stop took ${Math.round(bounded.stopMs)} ms`,
+    );
+    await writer.close();
+  });
 });
