@@ -15,15 +15,13 @@ export interface SpecResources {
   limits?: Record<string, string> | undefined;
 }
 
-function compare(a: string, b: string, field: string): number {
+function parse(text: string, path: string): Quantity {
   try {
-    return Quantity.parse(a).compareTo(Quantity.parse(b));
+    return Quantity.parse(text);
   } catch (err) {
-    throw new Error(`${field}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
-const larger = (a: string, b: string, field: string): string => (compare(a, b, field) >= 0 ? a : b);
-const smaller = (a: string, b: string, field: string): string => (compare(a, b, field) <= 0 ? a : b);
 
 /**
  * `field` names the spec path for error messages (e.g. "spec.controlPlane.ontologyService.resources").
@@ -55,10 +53,11 @@ export function completeResources(
       // A default limit rises to meet the user's request; a default (or healed-over) request
       // never exceeds the limit. A user's own request above their own limit is left for the
       // API server's validation to report.
-      if (givenLimit === undefined) limit = larger(limit, request, `${field}.limits.${key}`);
-      if (givenRequest === undefined || overrideLimit !== undefined) {
-        request = smaller(request, limit, `${field}.requests.${key}`);
-      }
+      const order = parse(request, `${field}.requests.${key}`).compareTo(
+        parse(limit, `${field}.limits.${key}`),
+      );
+      if (order > 0 && givenLimit === undefined) limit = request;
+      else if (order > 0 && (givenRequest === undefined || overrideLimit !== undefined)) request = limit;
     }
     if (request !== undefined) requests[key] = request;
     if (limit !== undefined) limits[key] = limit;
