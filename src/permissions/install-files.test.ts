@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { installFiles } from "./install-files.js";
+import { rulesTable, withRulesTable } from "./rules-table.js";
 
 const root = join(import.meta.dirname, "../..");
 const files = installFiles();
@@ -13,6 +14,13 @@ describe("install files", () => {
       expect(readFileSync(join(root, path), "utf8")).toBe(content);
     });
   }
+
+  it("docs/operations/install.md shows the current RBAC rules (`npm run generate` writes them)", () => {
+    const doc = readFileSync(join(root, "docs/operations/install.md"), "utf8");
+    expect(doc).toContain(rulesTable());
+    expect(withRulesTable(doc)).toBe(doc);
+    expect(() => withRulesTable("no markers")).toThrow(/markers/);
+  });
 
   it("the chart's CRD is the CRD of deploy/crds", () => {
     expect(files.get("charts/onto-operator/crds/onto.paas_ontoplatforms.yaml")).toBe(
