@@ -166,6 +166,7 @@ export function renderPlatformService(
       ...workloadBase(ctx, name),
       ports,
       config: serviceConfig(ctx, name, options.needs),
+      ...(options.extraResources ? { noSurge: true } : {}),
       metricsPort: "http",
       metricsPath: "/metrics",
       pod: (image) => ({

@@ -10,7 +10,10 @@ export const GENERATED_SECRET_LABEL = "onto.paas/generated-secret";
 /** Stored values of the generated Secrets, decoded: secret name -> key -> value. */
 export type ExistingSecrets = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
-/** Produces a fresh value for one key of one Secret (e.g. 32 random alphanumerics). */
+/**
+ * Produces a fresh value for one key of one Secret: exactly `length` random letters and digits
+ * (the Kafka cluster id must be 22 base64url characters; passwords go into shell and config files).
+ */
 export type SecretGenerator = (request: { secret: string; key: string; length: number }) => string;
 
 export interface SecretKeySpec {

@@ -71,6 +71,11 @@ export interface WorkloadInput {
   partition?: number;
   /** Upgrade: a one-replica `<name>-canary` Deployment running a new image beside the stable one. */
   canary?: { image: string; version: string } | undefined;
+  /**
+   * Deployments: replace pods one at a time without a surge pod, for pods holding a scarce
+   * resource (GPUs) where an extra pod would wait for a device no node has free.
+   */
+  noSurge?: boolean;
   /** Port name a ServiceMonitor scrapes, when the component exposes Prometheus metrics. */
   metricsPort?: string;
   metricsPath?: string;
@@ -233,7 +238,12 @@ function workloadObject(input: WorkloadInput, placement: PodPlacement): Rendered
         ...replicas,
         revisionHistoryLimit: 5,
         selector: { matchLabels: selector },
-        strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+        strategy: {
+          type: "RollingUpdate",
+          rollingUpdate: input.noSurge
+            ? { maxSurge: 0, maxUnavailable: 1 }
+            : { maxSurge: 1, maxUnavailable: 0 },
+        },
         template,
       },
     };

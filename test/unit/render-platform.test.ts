@@ -279,6 +279,11 @@ describe("the seed's production platform", () => {
     for (const o of podObjects(objects).filter((o) => o.metadata.name !== "reasoning-service")) {
       expect(JSON.stringify(template(o).spec)).not.toContain("nvidia.com/gpu");
     }
+    // An extra pod during a rollout would wait for a GPU no node has free: replace in place.
+    expect(spec(get(objects, "Deployment", "reasoning-service")).strategy).toEqual({
+      type: "RollingUpdate",
+      rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
+    });
     const cpuOnly = render(PRODUCTION, (s) => {
       s.intelligencePlane!.reasoningService!.gpu!.enabled = false;
     });
