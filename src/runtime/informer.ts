@@ -229,8 +229,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       return;
     }
     const old = this.store.upsert(obj);
-    if (old) this.emit("update", (h) => h.update?.(old, obj));
-    else this.emit("add", (h) => h.add?.(obj));
+    if (!old) this.emit("add", (h) => h.add?.(obj));
+    // A resumed watch may repeat an object we already hold at the same version: no change.
+    else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
+      this.emit("update", (h) => h.update?.(old, obj));
   }
 
   private prepare(obj: T): T {
