@@ -4,6 +4,7 @@
 import { Command } from "commander";
 import { clusterCommand } from "./commands/cluster.js";
 import { renderCommand } from "./commands/render.js";
+import { operatorCommand } from "./commands/operator.js";
 import { validateCommand } from "./commands/validate.js";
 
 export function buildProgram(): Command {
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     });
   program.addCommand(clusterCommand());
   program.addCommand(renderCommand());
+  program.addCommand(operatorCommand());
   program.addCommand(validateCommand());
   return program;
 }

@@ -330,15 +330,22 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
     const records = listRecords(stateDir);
     const allAlive = COMPONENTS.every((c) => records.some((r) => r.name === c && isAlive(r)));
     const pki = ensurePki(join(stateDir, "pki"));
+    // Every process alive but the API server not ready: it may be restarting (a test restarts it
+    // on purpose); give it time before calling the cluster dead and starting afresh.
+    const server = `https://127.0.0.1:${existing.ports.apiserver}`;
     const ready =
       allAlive &&
-      (
-        await apiGet(`https://127.0.0.1:${existing.ports.apiserver}`, pki, "/readyz").catch(() => ({
-          status: 0,
-        }))
-      ).status === 200;
+      (await waitFor(
+        "the running API server to become ready",
+        undefined,
+        60_000,
+        async () => (await apiGet(server, pki, "/readyz")).status === 200,
+      ).then(
+        () => true,
+        () => false,
+      ));
     if (ready) {
-      progress(`cluster already running at https://127.0.0.1:${existing.ports.apiserver}`);
+      progress(`cluster already running at ${server}`);
       return infoFrom(stateDir, existing, false);
     }
     progress("found a stopped or half-running cluster: cleaning it up");

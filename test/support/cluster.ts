@@ -20,10 +20,19 @@ export function adminKubeConfig(): k8s.KubeConfig {
 }
 
 let counter = 0;
+const created = new Set<string>();
+
+// Registered when a test file imports this module (during collection): hooks added later, from
+// inside a running beforeAll, would be ignored by vitest.
+afterAll(async () => {
+  const core = adminKubeConfig().makeApiClient(k8s.CoreV1Api);
+  await Promise.all([...created].map((name) => core.deleteNamespace({ name }).catch(() => undefined)));
+  created.clear();
+});
 
 /**
- * Creates a namespace named after `prefix` plus a random suffix, and registers its deletion
- * after all tests of the calling file. Labels let a test select it.
+ * Creates a namespace named after `prefix` plus a random suffix; it is deleted after all tests
+ * of the calling file. Labels let a test select it.
  */
 export async function createTestNamespace(
   prefix: string,

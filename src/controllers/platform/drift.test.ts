@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../kube/index.js";
+import type { RenderedObject } from "../../render/index.js";
 import {
   APPLIED_HASH_ANNOTATION,
   applyNeed,
@@ -8,20 +9,23 @@ import {
   withAppliedHash,
 } from "./drift.js";
 
-function deployment(image: string, memory = "4Gi"): KubeObject {
+function deployment(image: string, memory = "4Gi"): RenderedObject {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name: "ontology-service", namespace: "onto", labels: { app: "x" } },
+    metadata: { name: "ontology-service", namespace: "onto", labels: { app: "x" }, ownerReferences: [] },
     spec: {
       template: { spec: { containers: [{ name: "main", image, resources: { limits: { memory } } }] } },
     },
-  } as KubeObject;
+  };
 }
 
 /** What the API server returns: our fields plus defaults and status. */
-function stored(obj: KubeObject): KubeObject {
-  const o = structuredClone(obj) as KubeObject & { spec: { template: { spec: Record<string, unknown> } } };
+function stored(obj: RenderedObject): KubeObject {
+  const o = structuredClone(obj) as RenderedObject & {
+    metadata: { uid?: string; resourceVersion?: string };
+    spec: { template: { spec: Record<string, unknown> } };
+  };
   o.metadata.uid = "u1";
   o.metadata.resourceVersion = "42";
   o.spec.template.spec.restartPolicy = "Always";
@@ -75,7 +79,7 @@ describe("applyNeed", () => {
     expect(applyNeed(d, stored(d))).toEqual({ apply: false });
   });
   it("re-applies when our content changed, even if only by removing a field", () => {
-    const before = withAppliedHash({ ...deployment("img:1"), extra: { x: 1 } } as KubeObject);
+    const before = withAppliedHash({ ...deployment("img:1"), extra: { x: 1 } });
     const after = withAppliedHash(deployment("img:1"));
     expect(after.metadata.annotations?.[APPLIED_HASH_ANNOTATION]).not.toBe(
       before.metadata.annotations?.[APPLIED_HASH_ANNOTATION],
@@ -99,11 +103,14 @@ describe("applyNeed", () => {
     const secret = withAppliedHash({
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name: "s", namespace: "n" },
+      metadata: { name: "s", namespace: "n", labels: {}, ownerReferences: [] },
       stringData: { password: "p4ss" },
-    } as KubeObject);
-    const live = { ...secret, data: { password: Buffer.from("p4ss").toString("base64") } } as KubeObject;
-    delete (live as { stringData?: unknown }).stringData;
+    });
+    const { stringData: _omit, ...rest } = secret;
+    const live: KubeObject = {
+      ...rest,
+      data: { password: Buffer.from("p4ss").toString("base64") },
+    } as KubeObject;
     expect(applyNeed(secret, live)).toEqual({ apply: false });
     const changed = { ...live, data: { password: Buffer.from("other").toString("base64") } } as KubeObject;
     expect(applyNeed(secret, changed)).toMatchObject({ apply: true, reason: "Drift" });

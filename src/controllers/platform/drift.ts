@@ -12,10 +12,12 @@
 import { createHash } from "node:crypto";
 import { Quantity } from "../../api/quantity.js";
 import type { KubeObject } from "../../kube/index.js";
+import type { RenderedObject } from "../../render/index.js";
 
 export const APPLIED_HASH_ANNOTATION = "onto.paas/applied-hash";
 
-function canonical(value: unknown): unknown {
+/** `value` with object keys sorted, deeply: equal content gives equal JSON. */
+export function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
@@ -37,7 +39,7 @@ export function contentHash(obj: unknown): string {
 }
 
 /** The desired object with its own content hash recorded in an annotation. */
-export function withAppliedHash<T extends KubeObject>(obj: T): T {
+export function withAppliedHash<T extends RenderedObject>(obj: T): T {
   const hash = contentHash(obj);
   return {
     ...obj,
@@ -111,10 +113,10 @@ export type ApplyNeed =
  * `Missing`: no live object; `SpecChanged`: our desired content changed since the last apply;
  * `Drift`: someone else changed a field we own (path names the first one).
  */
-export function applyNeed(desired: KubeObject, live: KubeObject | undefined): ApplyNeed {
+export function applyNeed(desired: RenderedObject, live: KubeObject | undefined): ApplyNeed {
   if (!live) return { apply: true, reason: "Missing" };
   const want = desired.metadata.annotations?.[APPLIED_HASH_ANNOTATION];
-  if (want === undefined || live.metadata.annotations?.[APPLIED_HASH_ANNOTATION] !== want) {
+  if (want === undefined || live.metadata?.annotations?.[APPLIED_HASH_ANNOTATION] !== want) {
     return { apply: true, reason: "SpecChanged" };
   }
   const path = firstDifference(comparable(desired), live);

@@ -1,0 +1,127 @@
+// Wires the operator: one Manager (informers, leader election, metrics, health, Events), the
+// platform controller per watched scope, the action recorder (Events + audit + metrics), and the
+// discovery of optional APIs. `onto operator` calls runOperator; tests call it in-process.
+import { GROUP, KIND, VERSION } from "../api/index.js";
+import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.js";
+import { type Capabilities, type ManagedKind } from "../render/index.js";
+import {
+  Manager,
+  annotationsChanged,
+  anyOf,
+  createLogger,
+  errorFields,
+  generationChanged,
+  labelsChanged,
+  type InformerSource,
+  type Logger,
+  type Store,
+} from "../runtime/index.js";
+import { ActionRecorder, auditSink } from "./actions.js";
+import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
+
+export interface OperatorOptions {
+  kubeconfig?: string | undefined;
+  /** Watch only these namespaces; all namespaces when empty. */
+  namespaces?: string[] | undefined;
+  leaderElection?:
+    { namespace: string; name?: string; identity?: string; leaseDurationMs?: number } | undefined;
+  metricsPort?: number | undefined;
+  healthPort?: number | undefined;
+  /** Audit log file; "-" or absent: stdout. */
+  auditLog?: string | undefined;
+  logLevel?: string | undefined;
+  logger?: Logger | undefined;
+  concurrency?: number | undefined;
+  /** How often optional APIs (ServiceMonitor, VPA) are looked for again. */
+  discoveryIntervalMs?: number | undefined;
+  hooks?: PlatformHooks | undefined;
+}
+
+export interface RunningOperator {
+  manager: Manager;
+  reconciler: PlatformReconciler;
+  stop(): Promise<void>;
+}
+
+function apiVersionOf(kind: ManagedKind): string {
+  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
+}
+
+async function discoverCapabilities(client: KubeClient): Promise<Capabilities> {
+  const has = (apiVersion: string, kind: string): Promise<boolean> =>
+    client.discovery.hasResource(apiVersion, kind).catch(() => false);
+  const [serviceMonitor, verticalPodAutoscaler] = await Promise.all([
+    has("monitoring.coreos.com/v1", "ServiceMonitor"),
+    has("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"),
+  ]);
+  return { serviceMonitor, verticalPodAutoscaler };
+}
+
+export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOperator> {
+  const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? "info" });
+  const client = new KubeClient(loadKubeConfig(opts.kubeconfig ? { path: opts.kubeconfig } : {}));
+  const manager = new Manager({
+    client,
+    logger,
+    metricsPort: opts.metricsPort,
+    healthPort: opts.healthPort,
+    ...(opts.leaderElection ? { leaderElection: { name: "onto-operator", ...opts.leaderElection } } : {}),
+    eventsController: "onto.paas/onto-operator",
+  });
+
+  let capabilities = await discoverCapabilities(client);
+  const timer = setInterval(() => {
+    client.discovery.invalidate();
+    discoverCapabilities(client).then(
+      (found) => (capabilities = found),
+      (err: unknown) => logger.warn(errorFields(err), "discovery failed; keeping the last answer"),
+    );
+  }, opts.discoveryIntervalMs ?? 60_000);
+  timer.unref();
+
+  const scoped = (opts.namespaces ?? []).filter(Boolean);
+  const sourceFor = (ref: { apiVersion: string; kind: string }, namespace: string): InformerSource =>
+    scoped.length > 0
+      ? { apiVersion: ref.apiVersion, kind: ref.kind, namespace }
+      : { apiVersion: ref.apiVersion, kind: ref.kind };
+  const cache = (ref: { apiVersion: string; kind: string }, namespace: string): Store<KubeObject> =>
+    manager.informers.informer(sourceFor(ref, namespace)).store;
+
+  const audit = auditSink(opts.auditLog);
+  const actions = new ActionRecorder(manager.events, audit, manager.metrics.registry);
+  const reconciler = new PlatformReconciler({
+    client,
+    cache,
+    capabilities: () => capabilities,
+    actions,
+    logger: logger.child({ controller: "ontoplatform" }),
+    ...(opts.hooks ? { hooks: opts.hooks } : {}),
+  });
+
+  const served = (): ManagedKind[] => reconciler.servedKinds();
+  for (const namespace of scoped.length > 0 ? scoped : [""]) {
+    const owned = served().map((k) => sourceFor({ apiVersion: apiVersionOf(k), kind: k.kind }, namespace));
+    manager.addController({
+      name: scoped.length > 0 ? `ontoplatform-${namespace}` : "ontoplatform",
+      for: sourceFor({ apiVersion: `${GROUP}/${VERSION}`, kind: KIND }, namespace),
+      owns: owned,
+      predicates: [anyOf(generationChanged, annotationsChanged, labelsChanged)],
+      maxConcurrentReconciles: opts.concurrency ?? 2,
+      resyncPeriodMs: 5 * 60_000,
+      reconciler,
+    });
+  }
+  // Make sure the caches the reconciler reads exist before the manager starts them.
+  for (const namespace of scoped.length > 0 ? scoped : [""]) cache(PLATFORM_REF, namespace);
+
+  await manager.start();
+  return {
+    manager,
+    reconciler,
+    stop: async () => {
+      clearInterval(timer);
+      await manager.stop();
+      audit.close();
+    },
+  };
+}

@@ -1,0 +1,455 @@
+// The platform reconciler (seed 3.1): one OntoPlatform in, every object of the platform applied in
+// the seed's order in one pass, what the spec no longer asks for pruned, and a status that tells
+// the truth. Level-triggered: every decision is made again from the informer caches; a reconcile
+// that finds nothing to change sends no request at all.
+import { randomBytes } from "node:crypto";
+import {
+  componentByName,
+  resolveSpec,
+  type OntoPlatform,
+  type OntoPlatformStatus,
+  type ResolvedSpec,
+} from "../../api/index.js";
+import { InvalidError, type KubeClient, type KubeObject } from "../../kube/index.js";
+import { releaseFor } from "../../release/index.js";
+import {
+  GENERATED_SECRET_LABEL,
+  MANAGED_BY,
+  MANAGED_KINDS,
+  renderPlatform,
+  type Capabilities,
+  type ExistingSecrets,
+  type ManagedKind,
+  type RenderedObject,
+  type SecretGenerator,
+  type UpgradeStep,
+} from "../../render/index.js";
+import type { Logger, Request, Result, Store } from "../../runtime/index.js";
+import { errorFields } from "../../runtime/index.js";
+import type { ActionRecorder, ActionVerb } from "../actions.js";
+import { applyNeed, withAppliedHash } from "./drift.js";
+import { mergePatchDiff } from "./merge-patch.js";
+import { computeStatus, type SpecProblem, type WorkloadView } from "./status.js";
+
+export const PLATFORM_REF = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
+const INSTANCE_LABEL = "app.kubernetes.io/instance";
+const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+/** Seed 3.1: a platform that is in order is looked at again every five minutes. */
+const RESYNC_MS = 5 * 60_000;
+/** While components are coming up, look again soon even if no watch event arrives. */
+const PROGRESS_RECHECK_MS = 15_000;
+
+/** Extension points the upgrade orchestrator and the healer plug into. */
+export interface PlatformHooks {
+  /** Which version each component runs this reconcile (upgrades); none: spec.version everywhere. */
+  upgradeStep?(platform: OntoPlatform, spec: ResolvedSpec): Promise<UpgradeStep | undefined>;
+}
+
+export interface PlatformReconcilerDeps {
+  client: KubeClient;
+  /** The informer cache of a kind for a namespace (shared informers; see operator.ts). */
+  cache: (kind: { apiVersion: string; kind: string }, namespace: string) => Store<KubeObject>;
+  /** What the cluster serves beyond the built-in APIs (refreshed by the caller). */
+  capabilities: () => Capabilities;
+  actions: ActionRecorder;
+  logger: Logger;
+  now?: () => Date;
+  generateSecret?: SecretGenerator;
+  hooks?: PlatformHooks;
+}
+
+function apiVersionOf(kind: ManagedKind): string {
+  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
+}
+
+function objectId(kind: string | undefined, name: string | undefined): string {
+  return `${kind ?? "?"}/${name ?? "?"}`;
+}
+
+/** 32 characters from a URL-safe alphabet; `length` caps it for keys that need fewer. */
+export const randomSecret: SecretGenerator = ({ length }) =>
+  randomBytes(Math.ceil((length * 3) / 4) + 3)
+    .toString("base64url")
+    .replace(/[-_]/g, "x")
+    .slice(0, length);
+
+export class PlatformReconciler {
+  private readonly now: () => Date;
+  private readonly generate: SecretGenerator;
+  private counter = 0;
+
+  constructor(private readonly deps: PlatformReconcilerDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.generate = deps.generateSecret ?? randomSecret;
+  }
+
+  /** The managed kinds this cluster serves (optional ones only when discovered). */
+  servedKinds(): ManagedKind[] {
+    const caps = this.deps.capabilities();
+    return MANAGED_KINDS.filter((k) => {
+      if (!k.optional) return true;
+      if (k.kind === "ServiceMonitor") return caps.serviceMonitor;
+      if (k.kind === "VerticalPodAutoscaler") return caps.verticalPodAutoscaler;
+      return false;
+    });
+  }
+
+  async reconcile(request: Request): Promise<Result> {
+    const { namespace, name } = request;
+    const platform = this.deps.cache(PLATFORM_REF, namespace ?? "").getByName(namespace, name) as
+      OntoPlatform | undefined;
+    if (!platform || platform.metadata.uid === undefined) return {};
+    // Deletion: owner references let the garbage collector remove the children.
+    if ((platform.metadata as { deletionTimestamp?: string }).deletionTimestamp) return {};
+    const reconcileId = `${name}-${(this.counter++).toString(36)}-${Date.now().toString(36)}`;
+    const log = this.deps.logger.child({ platform: `${namespace}/${name}`, reconcileId });
+
+    const taken = this.namespaceTakenBy(platform);
+    if (taken) {
+      await this.writeStatus(platform, {
+        ...platform.status,
+        phase: "Error",
+        observedGeneration: platform.metadata.generation ?? 0,
+        conditions: this.conditionsWith(
+          platform,
+          "Degraded",
+          "True",
+          "NamespaceTaken",
+          `OntoPlatform ${taken} already manages namespace ${namespace}; one platform per namespace`,
+        ),
+      });
+      return {};
+    }
+
+    let spec: ResolvedSpec;
+    try {
+      spec = resolveSpec(platform.spec);
+      releaseFor(spec.version);
+    } catch (err) {
+      const message = errorFields(err).error;
+      await this.writeStatus(platform, {
+        ...platform.status,
+        phase: "Error",
+        observedGeneration: platform.metadata.generation ?? 0,
+        conditions: this.conditionsWith(platform, "Degraded", "True", "InvalidSpec", message),
+      });
+      return {};
+    }
+
+    if (spec.paused) {
+      const status = this.statusFor(platform, spec, {
+        applyErrors: [],
+        problems: [],
+        changed: 0,
+        paused: true,
+      });
+      await this.writeStatus(platform, status);
+      return {};
+    }
+
+    const problems = this.specProblems(platform, spec);
+    const upgrade = await this.deps.hooks?.upgradeStep?.(platform, spec);
+    const desired = this.render(platform, spec, upgrade).map(withAppliedHash);
+    const applyErrors: string[] = [];
+    let changed = 0;
+
+    for (const obj of desired) {
+      const id = objectId(obj.kind, obj.metadata.name);
+      const live = this.deps
+        .cache(obj, obj.metadata.namespace)
+        .getByName(obj.metadata.namespace, obj.metadata.name);
+      const need = applyNeed(obj, live);
+      if (!need.apply) continue;
+      const verb: ActionVerb = need.reason === "Missing" ? "create" : "update";
+      const message =
+        need.reason === "Missing"
+          ? `created ${id}`
+          : need.reason === "Drift"
+            ? `reverted manual change of ${id} at ${need.path ?? "?"}`
+            : `updated ${id} to the spec`;
+      try {
+        await this.applyObject(obj, live);
+        changed++;
+        this.record(platform, reconcileId, verb, obj, need.reason, message, "ok");
+      } catch (err) {
+        const detail = errorFields(err).error;
+        applyErrors.push(`${id}: ${detail}`);
+        this.record(
+          platform,
+          reconcileId,
+          verb,
+          obj,
+          "ApplyFailed",
+          `could not apply ${id}`,
+          "error",
+          detail,
+        );
+      }
+    }
+
+    changed += await this.prune(platform, spec, desired, reconcileId, applyErrors);
+
+    const status = this.statusFor(platform, spec, { applyErrors, problems, changed, paused: false });
+    await this.writeStatus(platform, status);
+    log.debug({ changed, errors: applyErrors.length, phase: status.phase }, "reconciled");
+    if (applyErrors.length > 0)
+      throw new Error(`apply failed for ${applyErrors.length} object(s): ${applyErrors[0]}`);
+    return { requeueAfterMs: status.phase === "Running" ? RESYNC_MS : PROGRESS_RECHECK_MS };
+  }
+
+  /** The objects the operator applies for `platform` (also what `onto render` prints). */
+  render(platform: OntoPlatform, spec: ResolvedSpec, upgrade?: UpgradeStep): RenderedObject[] {
+    const uid = platform.metadata.uid ?? "";
+    return renderPlatform({
+      platform: { name: platform.metadata.name, namespace: platform.metadata.namespace, uid },
+      spec,
+      release: releaseFor(spec.version),
+      capabilities: this.deps.capabilities(),
+      overrides: platform.status?.healing?.memoryOverrides ?? {},
+      ...(upgrade ? { upgrade } : {}),
+      existingSecrets: this.existingSecrets(platform),
+      generateSecret: this.generate,
+    });
+  }
+
+  private async applyObject(obj: RenderedObject, live: KubeObject | undefined): Promise<void> {
+    try {
+      await this.deps.client.apply(obj, { force: true });
+    } catch (err) {
+      // A Job's pod template is immutable: a changed Job is replaced, which is what re-running it means.
+      if (obj.kind === "Job" && live && err instanceof InvalidError) {
+        await this.deps.client.delete(
+          {
+            apiVersion: obj.apiVersion,
+            kind: obj.kind,
+            namespace: obj.metadata.namespace,
+            name: obj.metadata.name,
+          },
+          { propagationPolicy: "Background" },
+        );
+        await this.deps.client.create(obj);
+        return;
+      }
+      throw err;
+    }
+  }
+
+  /** Deletes what this platform created earlier and the spec no longer asks for. */
+  private async prune(
+    platform: OntoPlatform,
+    spec: ResolvedSpec,
+    desired: RenderedObject[],
+    reconcileId: string,
+    applyErrors: string[],
+  ): Promise<number> {
+    const wanted = new Set(desired.map((o) => objectId(o.kind, o.metadata.name)));
+    let pruned = 0;
+    for (const kind of this.servedKinds()) {
+      const ref = { apiVersion: apiVersionOf(kind), kind: kind.kind };
+      const owned = this.deps
+        .cache(ref, platform.metadata.namespace)
+        .byNamespace(platform.metadata.namespace)
+        .filter(
+          (o) =>
+            o.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY &&
+            o.metadata.labels[INSTANCE_LABEL] === platform.metadata.name &&
+            (o.metadata.ownerReferences ?? []).some((r) => r.uid === platform.metadata.uid),
+        );
+      for (const obj of owned) {
+        const name = obj.metadata?.name ?? "";
+        const id = objectId(kind.kind, name);
+        if (wanted.has(id)) continue;
+        if (
+          kind.kind === "Secret" &&
+          obj.metadata?.labels?.[GENERATED_SECRET_LABEL] &&
+          spec.retentionPolicy.secrets === "Retain"
+        )
+          continue;
+        const target = { ...ref, namespace: platform.metadata.namespace, name };
+        try {
+          await this.deps.client.delete(target, { propagationPolicy: "Background" });
+          pruned++;
+          this.record(
+            platform,
+            reconcileId,
+            "delete",
+            target,
+            "Pruned",
+            `pruned ${id}: the spec no longer asks for it`,
+            "ok",
+          );
+        } catch (err) {
+          const detail = errorFields(err).error;
+          applyErrors.push(`prune ${id}: ${detail}`);
+          this.record(
+            platform,
+            reconcileId,
+            "delete",
+            target,
+            "PruneFailed",
+            `could not prune ${id}`,
+            "error",
+            detail,
+          );
+        }
+      }
+    }
+    return pruned;
+  }
+
+  private existingSecrets(platform: OntoPlatform): ExistingSecrets {
+    const out: Record<string, Record<string, string>> = {};
+    const ns = platform.metadata.namespace;
+    for (const secret of this.deps.cache({ apiVersion: "v1", kind: "Secret" }, ns).byNamespace(ns)) {
+      const labels = secret.metadata?.labels;
+      if (labels?.[GENERATED_SECRET_LABEL] !== "true" || labels[INSTANCE_LABEL] !== platform.metadata.name)
+        continue;
+      const data = (secret as KubeObject & { data?: Record<string, string> }).data ?? {};
+      out[secret.metadata?.name ?? ""] = Object.fromEntries(
+        Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+      );
+    }
+    return out;
+  }
+
+  /** What the spec asks for that the cluster cannot give, each naming its field. */
+  private specProblems(platform: OntoPlatform, spec: ResolvedSpec): SpecProblem[] {
+    const problems: SpecProblem[] = [];
+    const ns = platform.metadata.namespace;
+    const secrets = this.deps.cache({ apiVersion: "v1", kind: "Secret" }, ns);
+    const need = (field: string, secretName: string | undefined): void => {
+      if (secretName && !secrets.getByName(ns, secretName)) {
+        problems.push({
+          field,
+          reason: "MissingTLSSecret",
+          message: `Secret ${ns}/${secretName} does not exist`,
+        });
+      }
+    };
+    if (spec.global.tlsEnabled) need("spec.global.tlsSecretName", spec.global.tlsSecretName);
+    const ingress = spec.gateway.ingress;
+    if (ingress.enabled && ingress.tls) {
+      need(
+        ingress.tlsSecretName ? "spec.gateway.ingress.tlsSecretName" : "spec.global.tlsSecretName",
+        ingress.tlsSecretName ?? spec.global.tlsSecretName,
+      );
+    }
+    return problems.filter((p, i) => problems.findIndex((q) => q.message === p.message) === i);
+  }
+
+  private statusFor(
+    platform: OntoPlatform,
+    spec: ResolvedSpec,
+    outcome: { applyErrors: string[]; problems: SpecProblem[]; changed: number; paused: boolean },
+  ): OntoPlatformStatus {
+    const workloads = new Map<string, WorkloadView>();
+    for (const component of ["Deployment", "StatefulSet"] as const) {
+      const store = this.deps.cache({ apiVersion: "apps/v1", kind: component }, platform.metadata.namespace);
+      for (const obj of store.byNamespace(platform.metadata.namespace)) {
+        const info = componentByName(obj.metadata?.name ?? "");
+        if (!info || info.kind !== component) continue;
+        if (obj.metadata?.labels?.[INSTANCE_LABEL] !== platform.metadata.name) continue;
+        const view = obj as KubeObject & Pick<WorkloadView, "spec" | "status">;
+        workloads.set(info.name, {
+          kind: component,
+          ...(obj.metadata.generation !== undefined ? { generation: obj.metadata.generation } : {}),
+          labels: obj.metadata.labels,
+          ...(view.spec ? { spec: view.spec } : {}),
+          ...(view.status ? { status: view.status } : {}),
+        });
+      }
+    }
+    return computeStatus({
+      spec,
+      generation: platform.metadata.generation ?? 0,
+      previous: platform.status,
+      workloads,
+      ...outcome,
+      now: this.now(),
+    });
+  }
+
+  private conditionsWith(
+    platform: OntoPlatform,
+    type: string,
+    status: "True" | "False",
+    reason: string,
+    message: string,
+  ) {
+    const others = (platform.status?.conditions ?? []).filter((c) => c.type !== type);
+    const previous = platform.status?.conditions?.find((c) => c.type === type);
+    const lastTransitionTime =
+      previous && previous.status === status
+        ? previous.lastTransitionTime
+        : this.now()
+            .toISOString()
+            .replace(/\.\d{3}Z$/, "Z");
+    return [
+      ...others,
+      {
+        type,
+        status,
+        reason,
+        message,
+        lastTransitionTime,
+        observedGeneration: platform.metadata.generation ?? 0,
+      },
+    ];
+  }
+
+  /** Writes status only when it differs from what the cache holds. */
+  private async writeStatus(platform: OntoPlatform, status: OntoPlatformStatus): Promise<void> {
+    const patch = mergePatchDiff(platform.status ?? {}, status);
+    if (patch === undefined) return;
+    await this.deps.client.patchStatus(
+      { ...PLATFORM_REF, namespace: platform.metadata.namespace, name: platform.metadata.name },
+      patch,
+    );
+  }
+
+  private namespaceTakenBy(platform: OntoPlatform): string | undefined {
+    const others = this.deps
+      .cache(PLATFORM_REF, platform.metadata.namespace)
+      .byNamespace(platform.metadata.namespace)
+      .filter((p) => p.metadata?.name !== platform.metadata.name && !p.metadata?.deletionTimestamp);
+    // Timestamps from the watch are RFC 3339 strings, which sort as time does.
+    const stamp = (p: KubeObject): string => {
+      const t = p.metadata?.creationTimestamp;
+      return typeof t === "string" ? t : "";
+    };
+    const key = (p: KubeObject): string => `${stamp(p)}/${p.metadata?.name ?? ""}`;
+    const older = others.filter((p) => key(p) < key(platform as unknown as KubeObject));
+    return older[0]?.metadata?.name;
+  }
+
+  private record(
+    platform: OntoPlatform,
+    reconcileId: string,
+    verb: ActionVerb,
+    obj: { apiVersion: string; kind: string; namespace?: string; name: string } | RenderedObject,
+    reason: string,
+    message: string,
+    outcome: "ok" | "error",
+    error?: string,
+  ): void {
+    this.deps.actions.record({
+      platform: platform,
+      verb,
+      target:
+        "metadata" in obj
+          ? {
+              apiVersion: obj.apiVersion,
+              kind: obj.kind,
+              namespace: obj.metadata.namespace,
+              name: obj.metadata.name,
+            }
+          : obj,
+      reason,
+      message,
+      reconcileId,
+      actor: "reconciler",
+      outcome,
+      error,
+    });
+  }
+}

@@ -1,0 +1,199 @@
+// The platform's status, computed from what the cluster holds: per-component readiness from the
+// workloads, per-plane summaries, the phase, and conditions with reasons a person can act on.
+// A pure function of its inputs (the clock is an argument), so it is unit-tested without a cluster.
+import {
+  PLANES,
+  enabledComponents,
+  componentSpec,
+  COMPONENTS,
+  type ComponentState,
+  type Condition,
+  type OntoPlatformStatus,
+  type Plane,
+  type PlaneState,
+  type PlatformPhase,
+  type ResolvedSpec,
+} from "../../api/index.js";
+import { setCondition } from "../../runtime/index.js";
+
+/** The fields of a Deployment or StatefulSet the status reads. */
+export interface WorkloadView {
+  kind: "Deployment" | "StatefulSet";
+  generation?: number;
+  labels?: Record<string, string>;
+  spec?: { replicas?: number };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+  };
+}
+
+/** Something the spec asks for that the operator cannot realise, named by its field. */
+export interface SpecProblem {
+  field: string;
+  reason: string;
+  message: string;
+}
+
+export interface StatusInput {
+  spec: ResolvedSpec;
+  generation: number;
+  previous: OntoPlatformStatus | undefined;
+  /** Workloads by component name (absent: not created yet). */
+  workloads: ReadonlyMap<string, WorkloadView>;
+  /** Apply or prune failures of this reconcile, one line each. */
+  applyErrors: string[];
+  problems: SpecProblem[];
+  /** Objects applied (created, changed, drift reverted) or pruned by this reconcile. */
+  changed: number;
+  paused: boolean;
+  now: Date;
+}
+
+const VERSION_LABEL = "app.kubernetes.io/version";
+
+function componentState(
+  name: string,
+  desiredFromSpec: number,
+  workload: WorkloadView | undefined,
+): ComponentState {
+  if (!workload) return { ready: 0, desired: desiredFromSpec, phase: "Pending", message: "not created yet" };
+  const desired = workload.spec?.replicas ?? desiredFromSpec;
+  const s = workload.status ?? {};
+  const ready = s.readyReplicas ?? 0;
+  const updated = s.updatedReplicas ?? 0;
+  const observed = (s.observedGeneration ?? 0) >= (workload.generation ?? 0);
+  const version = workload.labels?.[VERSION_LABEL];
+  const base = { ready, desired, ...(version ? { version } : {}) };
+  const rolledOut =
+    workload.kind === "StatefulSet"
+      ? s.currentRevision === undefined || s.currentRevision === s.updateRevision
+      : updated >= desired && (s.replicas ?? 0) <= desired;
+  if (observed && ready >= desired && rolledOut) return { ...base, phase: "Ready" };
+  const what = !observed
+    ? `${name}: change not yet observed by its controller`
+    : !rolledOut
+      ? `${name}: rolling out (${updated}/${desired} updated, ${ready} ready)`
+      : `${name}: ${ready}/${desired} pods ready`;
+  return { ...base, phase: "Progressing", message: what };
+}
+
+function planeState(states: ComponentState[]): PlaneState {
+  if (states.length === 0) return "Disabled";
+  return states.every((s) => s.phase === "Ready") ? "Ready" : "NotReady";
+}
+
+function condition(
+  type: string,
+  status: "True" | "False",
+  reason: string,
+  message: string,
+): { type: string; status: "True" | "False"; reason: string; message: string } {
+  return { type, status, reason, message };
+}
+
+/** The whole status (keeps `upgrade` and `healing`, which other parts of the operator own). */
+export function computeStatus(input: StatusInput): OntoPlatformStatus {
+  const { spec, previous, now } = input;
+  const componentStatuses: Record<string, ComponentState> = {};
+  const byPlane = new Map<Plane, ComponentState[]>(PLANES.map((p) => [p, []]));
+  for (const component of enabledComponents(spec)) {
+    const state = componentState(
+      component.name,
+      componentSpec(spec, component).replicas,
+      input.workloads.get(component.name),
+    );
+    componentStatuses[component.name] = state;
+    byPlane.get(component.plane)?.push(state);
+  }
+  const components = Object.fromEntries(PLANES.map((p) => [p, planeState(byPlane.get(p) ?? [])])) as Record<
+    Plane,
+    PlaneState
+  >;
+  const states = Object.entries(componentStatuses);
+  const readyCount = states.filter(([, s]) => s.phase === "Ready").length;
+  const notReady = states.filter(([, s]) => s.phase !== "Ready");
+  const allReady = notReady.length === 0;
+
+  let conditions: Condition[] = [...(previous?.conditions ?? [])];
+  const set = (c: ReturnType<typeof condition>): void => {
+    conditions = setCondition(conditions, { ...c, observedGeneration: input.generation }, now);
+  };
+
+  const errorMessage = input.applyErrors.join("; ");
+  const problemMessage = input.problems.map((p) => `${p.field}: ${p.message}`).join("; ");
+  if (allReady)
+    set(
+      condition("Available", "True", "AllComponentsReady", `${readyCount}/${states.length} components ready`),
+    );
+  else
+    set(
+      condition(
+        "Available",
+        "False",
+        "ComponentsNotReady",
+        `${readyCount}/${states.length} components ready; waiting for ${notReady.map(([n]) => n).join(", ")}`,
+      ),
+    );
+
+  if (input.paused)
+    set(condition("Progressing", "False", "Paused", "spec.paused is true: the operator changes nothing"));
+  else if (input.changed > 0)
+    set(condition("Progressing", "True", "Applied", `applied ${input.changed} change(s) to the cluster`));
+  else if (!allReady)
+    set(
+      condition(
+        "Progressing",
+        "True",
+        "WaitingForComponents",
+        notReady
+          .map(([, s]) => s.message ?? "")
+          .filter(Boolean)
+          .join("; "),
+      ),
+    );
+  else set(condition("Progressing", "False", "ReconcileComplete", "the cluster matches the spec"));
+
+  if (input.applyErrors.length > 0) set(condition("Degraded", "True", "ApplyFailed", errorMessage));
+  else if (input.problems.length > 0)
+    set(condition("Degraded", "True", input.problems[0]?.reason ?? "SpecNotRealisable", problemMessage));
+  else set(condition("Degraded", "False", "AsExpected", "no problem found"));
+
+  const wasRunning = previous?.phase === "Running" || previous?.phase === "Degraded";
+  const phase: PlatformPhase =
+    input.applyErrors.length > 0
+      ? "Error"
+      : input.problems.length > 0
+        ? "Degraded"
+        : allReady
+          ? "Running"
+          : wasRunning
+            ? "Degraded"
+            : "Provisioning";
+
+  const versions = new Set(states.map(([, s]) => s.version));
+  const version =
+    allReady && versions.size === 1 && versions.has(spec.version) ? spec.version : previous?.version;
+
+  return {
+    ...(previous?.upgrade ? { upgrade: previous.upgrade } : {}),
+    ...(previous?.healing ? { healing: previous.healing } : {}),
+    phase,
+    ...(version ? { version } : {}),
+    observedGeneration: input.generation,
+    ready: `${readyCount}/${states.length}`,
+    readyComponents: readyCount,
+    totalComponents: states.length,
+    conditions,
+    components,
+    componentStatuses,
+  };
+}
+
+/** All component names, for callers that need to look up workloads. */
+export const COMPONENT_NAMES: readonly string[] = COMPONENTS.map((c) => c.name);
