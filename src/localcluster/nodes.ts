@@ -13,7 +13,7 @@ export function simulatedNodes(workers = 6, gpuNodes = 2): SimulatedNode[] {
   for (let i = 0; i < workers; i++)
     nodes.push({ name: `worker-${i + 1}`, zone: ZONES[i % ZONES.length] ?? "zone-a", gpus: 0 });
   for (let i = 0; i < gpuNodes; i++)
-    nodes.push({ name: `gpu-${i + 1}`, zone: ZONES[i % ZONES.length] ?? "zone-a", gpus: 4 });
+    nodes.push({ name: `gpu-${i + 1}`, zone: ZONES[i % ZONES.length] ?? "zone-a", gpus: 8 });
   return nodes;
 }
 
