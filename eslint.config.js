@@ -27,13 +27,27 @@ export default tseslint.config(
         "error",
         {
           patterns: [
-            { group: ["node:fs*", "node:child_process", "node:net", "node:http*", "fs", "child_process"], message: "render/, api/ and release/ are pure: no I/O." },
-            { group: ["@kubernetes/client-node"], message: "render/ builds plain objects; the API client belongs to kube/." },
-            { group: ["**/kube/**", "**/runtime/**", "**/controllers/**", "**/cli/**"], message: "layer rule: render/api/release may not import I/O layers." },
+            {
+              group: ["node:fs*", "node:child_process", "node:net", "node:http*", "fs", "child_process"],
+              message: "render/, api/ and release/ are pure: no I/O.",
+            },
+            {
+              group: ["@kubernetes/client-node"],
+              message: "render/ builds plain objects; the API client belongs to kube/.",
+            },
+            {
+              group: ["**/kube/**", "**/runtime/**", "**/controllers/**", "**/cli/**"],
+              message: "layer rule: render/api/release may not import I/O layers.",
+            },
           ],
         },
       ],
-      "no-restricted-globals": ["error", { name: "Date", message: "render/ reads no clock: pass time in." }, { name: "fetch", message: "no I/O here" }, { name: "process", message: "no environment here: pass it in" }],
+      "no-restricted-globals": [
+        "error",
+        { name: "Date", message: "render/ reads no clock: pass time in." },
+        { name: "fetch", message: "no I/O here" },
+        { name: "process", message: "no environment here: pass it in" },
+      ],
     },
   },
   {

@@ -81,11 +81,12 @@ export function mainResources(
   const component = info(name);
   const spec = componentSpec(ctx.spec, component).resources;
   const field = `spec.${component.specPath.join(".")}.resources`;
-  // Defaults for a limit the spec leaves out: twice the request's order of magnitude is typical;
-  // completeResources raises them to at least the request.
+  // Defaults for a limit the spec leaves out; completeResources raises them to at least the
+  // request. Half a core keeps the seed's tenant platform (section 6: limits.cpu 20) inside its
+  // quota with room for a rolling update's surge pods.
   const fallback: ResourceRequirements = {
     requests: { cpu: "100m", memory: "128Mi" },
-    limits: { cpu: "1", memory: "1Gi" },
+    limits: { cpu: "500m", memory: "1Gi" },
   };
   const resources = completeResources(spec, fallback, field, ctx.overrides?.[name]);
   if (extra) {

@@ -29,6 +29,8 @@ import { errorFields } from "../../runtime/index.js";
 import type { ActionRecorder, ActionVerb } from "../actions.js";
 import { applyNeed, withAppliedHash } from "./drift.js";
 import { mergePatchDiff } from "./merge-patch.js";
+import { namespaceSecurity } from "./namespace-security.js";
+import { quotaProblems } from "./quota.js";
 import { computeStatus, type SpecProblem, type WorkloadView } from "./status.js";
 
 export const PLATFORM_REF = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
@@ -147,11 +149,14 @@ export class PlatformReconciler {
       return {};
     }
 
-    const problems = this.specProblems(platform, spec);
     const upgrade = await this.deps.hooks?.upgradeStep?.(platform, spec);
     const desired = this.render(platform, spec, upgrade).map(withAppliedHash);
+    const problems = [
+      ...this.specProblems(platform, spec),
+      ...quotaProblems(desired, spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined),
+    ];
     const applyErrors: string[] = [];
-    let changed = 0;
+    let changed = await this.secureNamespace(platform, spec, reconcileId, applyErrors);
 
     for (const obj of desired) {
       const id = objectId(obj.kind, obj.metadata.name);
@@ -231,6 +236,50 @@ export class PlatformReconciler {
         return;
       }
       throw err;
+    }
+  }
+
+  /** Labels a tenant namespace to enforce the restricted Pod Security Standard; 1 when it changed. */
+  private async secureNamespace(
+    platform: OntoPlatform,
+    spec: ResolvedSpec,
+    reconcileId: string,
+    applyErrors: string[],
+  ): Promise<number> {
+    const wanted = namespaceSecurity(platform.metadata.namespace, spec);
+    if (!wanted) return 0;
+    const live = this.deps.cache(wanted, "").getByName(undefined, wanted.metadata.name);
+    const missing = Object.entries(wanted.metadata.labels).filter(
+      ([k, v]) => live?.metadata?.labels?.[k] !== v,
+    );
+    if (live && missing.length === 0) return 0;
+    const target = { apiVersion: "v1", kind: "Namespace", name: wanted.metadata.name };
+    try {
+      await this.deps.client.apply(wanted, { force: true });
+      this.record(
+        platform,
+        reconcileId,
+        "patch",
+        target,
+        "PodSecurityRestricted",
+        `namespace ${wanted.metadata.name} now enforces the restricted Pod Security Standard`,
+        "ok",
+      );
+      return 1;
+    } catch (err) {
+      const detail = errorFields(err).error;
+      applyErrors.push(`Namespace/${wanted.metadata.name}: ${detail}`);
+      this.record(
+        platform,
+        reconcileId,
+        "patch",
+        target,
+        "PodSecurityFailed",
+        `could not label namespace ${wanted.metadata.name}`,
+        "error",
+        detail,
+      );
+      return 0;
     }
   }
 
