@@ -47,7 +47,8 @@ function apiVersionOf(kind: ManagedKind): string {
   return kind.group ? `${kind.group}/${kind.version}` : kind.version;
 }
 
-async function discoverCapabilities(client: KubeClient): Promise<Capabilities> {
+/** Which optional APIs the cluster serves (also what `onto diff` renders for). */
+export async function discoverCapabilities(client: KubeClient): Promise<Capabilities> {
   const has = (apiVersion: string, kind: string): Promise<boolean> =>
     client.discovery.hasResource(apiVersion, kind).catch(() => false);
   const [serviceMonitor, verticalPodAutoscaler] = await Promise.all([
