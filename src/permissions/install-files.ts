@@ -95,7 +95,7 @@ export function installFiles(): Map<string, string> {
     yamlFile(
       pick(narrow, "ClusterRole", `${OPERATOR_NAME}-cluster`),
       "# Nodes and namespaces are cluster-scoped: no Role can grant them, so even a single-namespace\n" +
-        "# install needs this small ClusterRole (read nodes; get and label only the watched namespace).\n",
+        "# install needs this small ClusterRole (read nodes, list namespaces; get and label only the watched one).\n",
     ),
   );
   files.set(

@@ -125,7 +125,12 @@ describe("operator RBAC rules", () => {
     expect(allows(cluster, { group: "", resource: "namespaces", verb: "patch", name: "kube-system" })).toBe(
       false,
     );
-    expect(allows(cluster, { group: "", resource: "namespaces", verb: "list" })).toBe(false);
+    expect(allows(cluster, { group: "", resource: "namespaces", verb: "get", name: "kube-system" })).toBe(
+      false,
+    );
+    expect(allows(cluster, { group: "", resource: "namespaces", verb: "delete", name: "tenant-a" })).toBe(
+      false,
+    );
     // Nothing namespaced leaks into the ClusterRole.
     expect(allows(cluster, { group: "", resource: "secrets", verb: "get" })).toBe(false);
     expect(rulesOf(narrow, "Role", "onto-operator", "tenant-b")).toEqual(platformRules().map((r) => r.rule));

@@ -89,8 +89,9 @@ export function platformRules(): ExplainedRule[] {
 
 /**
  * Rules on cluster-scoped resources: always in a ClusterRole, even in single-namespace mode,
- * because a Role cannot grant them. In single-namespace mode the namespace rules are pinned to
- * the watched namespaces with resourceNames (which list and watch cannot be, so they are left out).
+ * because a Role cannot grant them. In single-namespace mode, get and patch of namespaces are
+ * pinned to the watched namespaces with resourceNames; list and watch cannot be pinned that way
+ * for the operator's Namespace informer, which lists all namespaces (names and labels only).
  */
 export function clusterScopedRules(watchNamespaces?: readonly string[]): ExplainedRule[] {
   const nodes: ExplainedRule = {
@@ -100,6 +101,10 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
   if (watchNamespaces) {
     return [
       nodes,
+      {
+        rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
+        why: "the operator's Namespace cache (one cluster-wide informer)",
+      },
       {
         rule: {
           apiGroups: [""],
@@ -115,7 +120,7 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
     nodes,
     {
       rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "patch"] },
-      why: "label tenant namespaces for Pod Security (restricted)",
+      why: "label tenant namespaces for Pod Security (restricted); the operator's Namespace cache",
     },
   ];
 }

@@ -149,6 +149,7 @@ describe("the operator's generated roles in the API server's authorizer", () => 
     expect(await may("", "", "nodes", "watch")).toBe(true);
     expect(await may("", "", "namespaces", "patch", watchedNs)).toBe(true);
     expect(await may("", "", "namespaces", "patch", otherNs)).toBe(false);
+    expect(await may("", "", "namespaces", "get", otherNs)).toBe(false);
     expect(await may("", "", "nodes", "delete")).toBe(false);
   });
 });
