@@ -909,8 +909,12 @@ const upgradeStatus = Type.Object(
         Type.Literal("RollingBack"),
         Type.Literal("Succeeded"),
         Type.Literal("Failed"),
+        Type.Literal("Superseded"),
       ],
-      { description: "State of the upgrade." },
+      {
+        description:
+          "State of the upgrade; Superseded: spec.version changed while it ran, a new upgrade took over at a component boundary.",
+      },
     ),
     group: Type.Optional(Type.String({ maxLength: 64, description: "Plane being upgraded." })),
     component: Type.Optional(Type.String({ maxLength: 64, description: "Component being upgraded." })),
@@ -926,6 +930,22 @@ const upgradeStatus = Type.Object(
       maxItems: 64,
       description: "Components already running the target version.",
     }),
+    planned: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 64 }), {
+        maxProperties: 64,
+        description:
+          "Components this upgrade changes (their image differs), each with the version it ran before; a rollback returns it there.",
+      }),
+    ),
+    progress: Type.Optional(
+      Type.String({ maxLength: 16, description: "Components upgraded over components planned, e.g. 3/13." }),
+    ),
+    retryRequest: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description: "Value of the onto.paas/retry-upgrade annotation this attempt answered.",
+      }),
+    ),
     failure: Type.Optional(
       Type.Object({
         component: Type.String({ maxLength: 64 }),
