@@ -3,6 +3,7 @@
 import { Command, Option } from "commander";
 import pc from "picocolors";
 import { ensureBinaries } from "../../localcluster/build.js";
+import { ensureHelm } from "../../localcluster/helm.js";
 import { clusterDown, clusterStatus, clusterUp } from "../../localcluster/launcher.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 
@@ -54,11 +55,15 @@ export function clusterCommand(): Command {
 
   cluster
     .command("build")
-    .description("build the control-plane binaries from Go modules into the cache (skipped when present)")
+    .description(
+      "build the control-plane binaries and helm from Go modules into the cache (skipped when present)",
+    )
     .action(async () => {
       const binaries = await ensureBinaries((line) => console.error(line));
       console.log(binaries.k8s);
       console.log(binaries.kwok);
+      // helm is for the install tests (helm lint/template); built here so CI builds it up front.
+      console.log(await ensureHelm((line) => console.error(line)));
     });
 
   cluster
