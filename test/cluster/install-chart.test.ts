@@ -263,6 +263,35 @@ describe("Helm chart charts/onto-operator", () => {
   });
 });
 
+describe("Helm chart and kustomize base, single-namespace", () => {
+  it("render the same roles and Deployment for watchNamespaces={onto-system} and the rbac-namespaced Component", () => {
+    const fromHelm = objects(
+      helm("template", "onto-operator", chart, "-n", "onto-system", "--set", "watchNamespaces={onto-system}"),
+    );
+    const dir = mkdtempSync(join(work, "k-"));
+    writeFileSync(
+      join(dir, "kustomization.yaml"),
+      JSON.stringify({
+        resources: [relative(dir, join(repo, "deploy"))],
+        components: [relative(dir, join(repo, "deploy/rbac-namespaced"))],
+      }),
+    );
+    const fromKustomize = objects(kubectl(["kustomize", dir]));
+    for (const [kind, name] of [
+      ["Deployment", "onto-operator"],
+      ["Role", "onto-operator"],
+      ["RoleBinding", "onto-operator"],
+      ["ClusterRole", "onto-operator-cluster"],
+      ["ClusterRoleBinding", "onto-operator-cluster"],
+      ["Role", "onto-operator-leader-election"],
+    ] as const) {
+      expect(normalized(byKindName(fromHelm, kind, name)), `${kind} ${name}`).toEqual(
+        normalized(byKindName(fromKustomize, kind, name)),
+      );
+    }
+  });
+});
+
 describe("kustomize base deploy/", () => {
   /** `kubectl kustomize` of a kustomization written in a scratch folder, moved into `namespace`. */
   function kustomizeInto(namespace: string, components: string[] = []): string {
