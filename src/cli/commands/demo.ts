@@ -1,0 +1,209 @@
+// `onto demo` (`npm run demo`): the local cluster, the CRD, the operator as a background process,
+// the production sample, and its status live until Running; then what to try next. Idempotent:
+// a second run reuses the cluster, the operator and the platform as they are.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command, Option } from "commander";
+import { parse } from "yaml";
+import type { OntoPlatform } from "../../api/index.js";
+import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.js";
+import { clusterUp } from "../../localcluster/launcher.js";
+import { ensureOperatorProcess } from "../../localcluster/operator-process.js";
+import { defaultStateDir } from "../../localcluster/versions.js";
+import { PLATFORM_REF } from "../kube.js";
+import { paletteFor } from "../output.js";
+import { interruptSignal, runStatus } from "./status.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const CRD_FILE = join(ROOT, "deploy", "crds", "onto.paas_ontoplatforms.yaml");
+const SAMPLE_FILE = join(ROOT, "samples", "production.yaml");
+const DEMO_FIELD_MANAGER = "onto-demo";
+
+type Crd = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function installCrd(client: KubeClient): Promise<void> {
+  const crd = parse(readFileSync(CRD_FILE, "utf8")) as Crd;
+  await client.apply(crd, { force: true });
+  const ref = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    name: crd.metadata?.name ?? "",
+  };
+  for (let i = 0; i < 120; i++) {
+    const live = await client.get<Crd>(ref);
+    if (live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) {
+      client.discovery.invalidate();
+      return;
+    }
+    await sleep(250);
+  }
+  throw new Error(`the CRD ${ref.name} did not become Established`);
+}
+
+/**
+ * A self-signed certificate for the sample's ingress host, from openssl when it is installed;
+ * otherwise a placeholder kubernetes.io/tls Secret (the simulated pods never read it).
+ */
+function tlsSecret(namespace: string, name: string, host: string): { secret: KubeObject; kind: string } {
+  const dir = mkdtempSync(join(tmpdir(), "onto-demo-tls-"));
+  try {
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "365",
+        "-subj",
+        `/CN=${host}`,
+        "-addext",
+        `subjectAltName=DNS:${host}`,
+        "-keyout",
+        join(dir, "tls.key"),
+        "-out",
+        join(dir, "tls.crt"),
+      ],
+      { stdio: "ignore" },
+    );
+    const data = {
+      "tls.crt": readFileSync(join(dir, "tls.crt")).toString("base64"),
+      "tls.key": readFileSync(join(dir, "tls.key")).toString("base64"),
+    };
+    return { secret: tls(namespace, name, data), kind: `self-signed for ${host} (openssl)` };
+  } catch {
+    const data = {
+      "tls.crt": Buffer.from("placeholder certificate").toString("base64"),
+      "tls.key": Buffer.from("placeholder key").toString("base64"),
+    };
+    return { secret: tls(namespace, name, data), kind: "placeholder (openssl not found)" };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function tls(namespace: string, name: string, data: Record<string, string>): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace, labels: { "app.kubernetes.io/part-of": "onto-demo" } },
+    type: "kubernetes.io/tls",
+    data,
+  } as KubeObject;
+}
+
+interface DemoFlags {
+  stateDir: string;
+  timeout: number;
+}
+
+export async function runDemo(flags: DemoFlags): Promise<number> {
+  const started = Date.now();
+  const err = paletteFor(process.stderr);
+  const step = (line: string): void => {
+    process.stderr.write(
+      `${err.dim(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`)} ${line}\n`,
+    );
+  };
+
+  const info = await clusterUp({ stateDir: flags.stateDir, progress: step });
+  const kubeconfig = info.kubeconfigPath;
+  const client = new KubeClient(loadKubeConfig({ path: kubeconfig }), {
+    fieldManager: DEMO_FIELD_MANAGER,
+    userAgent: "onto-demo",
+  });
+  try {
+    step(`installing the OntoPlatform CRD (${relative(process.cwd(), CRD_FILE) || CRD_FILE})`);
+    await installCrd(client);
+
+    const operator = await ensureOperatorProcess({ stateDir: flags.stateDir, kubeconfig });
+    step(
+      `${operator.started ? "started" : "reusing"} the operator (pid ${operator.record.pid}); log ${operator.logFile}, audit ${operator.auditLog}`,
+    );
+
+    const sample = parse(readFileSync(SAMPLE_FILE, "utf8")) as OntoPlatform & KubeObject;
+    const { name, namespace } = sample.metadata;
+    await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+    const tlsName = sample.spec.global?.tlsSecretName ?? "onto-tls";
+    const existingTls = await client.getIfExists({
+      apiVersion: "v1",
+      kind: "Secret",
+      namespace,
+      name: tlsName,
+    });
+    if (!existingTls) {
+      const { secret, kind } = tlsSecret(
+        namespace,
+        tlsName,
+        sample.spec.gateway?.ingress?.host ?? "platform.example.com",
+      );
+      await client.create(secret);
+      step(`created Secret ${namespace}/${tlsName}: ${kind}`);
+    }
+
+    const existing = await client.getIfExists({ ...PLATFORM_REF, namespace, name });
+    if (existing) {
+      step(`OntoPlatform ${namespace}/${name} exists: leaving it as it is`);
+    } else {
+      await client.apply(sample, { force: true });
+      step(
+        `applied ${relative(process.cwd(), SAMPLE_FILE) || SAMPLE_FILE}: OntoPlatform ${namespace}/${name}`,
+      );
+    }
+
+    const watchStarted = Date.now();
+    const code = await runStatus({
+      client,
+      namespace,
+      name,
+      output: "text",
+      watch: true,
+      until: "Running",
+      timeoutMs: flags.timeout * 1000,
+      signal: interruptSignal(),
+    });
+    if (code !== 0) {
+      process.stderr.write(`the operator's log: ${operator.logFile}\n`);
+      return code;
+    }
+    const out = paletteFor(process.stdout);
+    const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+    console.log(
+      `\n${out.green(`${namespace}/${name} is Running`)}: ${seconds(Date.now() - started)} in all, ${seconds(Date.now() - watchStarted)} from apply to Running\n`,
+    );
+    console.log("Next, try:");
+    console.log(`  kubectl --kubeconfig ${kubeconfig} get onto -A`);
+    console.log(`  node bin/onto.js status ${name} -n ${namespace} --kubeconfig ${kubeconfig}`);
+    console.log(
+      `  KUBECONFIG=${kubeconfig} node bin/onto.js upgrade ${name} -n ${namespace} --to 1.6.0 --watch`,
+    );
+    const stateFlag = flags.stateDir === defaultStateDir() ? "" : ` --state-dir ${flags.stateDir}`;
+    console.log(`  node bin/onto.js cluster down${stateFlag}     # stops the cluster and the operator`);
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+export function demoCommand(): Command {
+  return new Command("demo")
+    .description(
+      "Local cluster + operator + the production sample, with its status live until Running (npm run demo)",
+    )
+    .addOption(
+      new Option("--state-dir <dir>", "folder of the local cluster")
+        .env("ONTO_CLUSTER_DIR")
+        .default(defaultStateDir()),
+    )
+    .option("--timeout <seconds>", "how long to wait for Running", (v) => Number.parseInt(v, 10), 600)
+    .action(async (flags: DemoFlags) => {
+      process.exitCode = await runDemo(flags);
+    });
+}

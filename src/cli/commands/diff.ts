@@ -1,0 +1,241 @@
+// `onto diff -f FILE`: what applying FILE's OntoPlatforms would change on the live cluster, like
+// `kubectl diff` but through the operator's eyes. For each platform: its spec (a server-side
+// dry-run replace, so the API server's defaults and validation apply), then every object the
+// operator would render from that spec, each compared with a server-side dry-run apply under the
+// operator's field manager, then what the operator would prune. Exit 0: no difference; 1:
+// differences; 2: the file or the cluster could not be read.
+import { readFileSync } from "node:fs";
+import { Command } from "commander";
+import type { OntoPlatform } from "../../api/index.js";
+import { validateYamlStream } from "../../api/index.js";
+import { FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
+import { GENERATED_SECRET_LABEL, MANAGED_BY, type RenderedObject } from "../../render/index.js";
+import { apiVersionOf, renderForCluster, servedKinds } from "../cluster-render.js";
+import {
+  EnvironmentError,
+  PLATFORM_REF,
+  connect,
+  withConnectionFlags,
+  type ConnectionFlags,
+} from "../kube.js";
+import { diffObjects, formatChange, type FieldChange } from "../object-diff.js";
+import { paletteFor, structured, type Palette } from "../output.js";
+import { Option } from "commander";
+
+export type ChangeOp = "add" | "change" | "prune";
+
+export interface ObjectChange {
+  op: ChangeOp;
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** For "change": the fields that differ (Secret values hidden). */
+  fields: FieldChange[];
+  /** Something to know about this change, e.g. a Job that is replaced. */
+  note?: string;
+}
+
+export interface PlatformDiff {
+  namespace: string;
+  name: string;
+  changes: ObjectChange[];
+  notes: string[];
+}
+
+type Platform = OntoPlatform & KubeObject;
+
+/** The platform as the API server would store it from `doc`: a dry-run replace or create. */
+async function platformAfterApply(
+  client: KubeClient,
+  doc: Platform,
+  live: Platform | undefined,
+): Promise<Platform> {
+  const ref = { ...PLATFORM_REF, namespace: doc.metadata.namespace, name: doc.metadata.name };
+  if (live) {
+    const { managedFields: _m, ...metadata } = live.metadata;
+    return (await client.requestJson("PUT", await client.objectPath(ref), {
+      body: { ...live, metadata, spec: doc.spec },
+      query: { dryRun: "All", fieldManager: client.fieldManager },
+    })) as Platform;
+  }
+  const namespace = await client.getIfExists({ apiVersion: "v1", kind: "Namespace", name: ref.namespace });
+  if (!namespace) return doc; // nothing to dry-run against; the offline validation already passed
+  return (await client.requestJson("POST", await client.collectionPath(ref), {
+    body: doc,
+    query: { dryRun: "All", fieldManager: client.fieldManager },
+  })) as Platform;
+}
+
+function change(op: ChangeOp, obj: { apiVersion: string; kind: string; namespace: string; name: string }) {
+  return { op, ...obj, fields: [] as FieldChange[] };
+}
+
+/**
+ * What applying `doc` would change. `client` reads and dry-runs the platform; `operatorClient`
+ * dry-runs the children under the operator's field manager, so fields the operator stopped
+ * setting show as removed, exactly as its next apply would remove them.
+ */
+export async function diffPlatform(
+  client: KubeClient,
+  operatorClient: KubeClient,
+  doc: Platform,
+): Promise<PlatformDiff> {
+  const { namespace, name } = doc.metadata;
+  const out: PlatformDiff = { namespace, name, changes: [], notes: [] };
+  const live = await client.getIfExists<Platform>({ ...PLATFORM_REF, namespace, name });
+  const after = await platformAfterApply(client, doc, live);
+  const platformRef = { ...PLATFORM_REF, namespace, name };
+  if (!live) out.changes.push(change("add", platformRef));
+  else {
+    const fields = diffObjects({ spec: live.spec }, { spec: after.spec });
+    if (fields.length > 0) out.changes.push({ ...change("change", platformRef), fields });
+  }
+
+  if (live && after.spec.paused) {
+    out.notes.push("spec.paused is true: the operator would change nothing else");
+    return out;
+  }
+  if (live && after.spec.version !== live.spec.version)
+    out.notes.push(
+      `spec.version ${live.spec.version} -> ${after.spec.version}: the operator gets there by an ordered upgrade, component by component; shown is the end state`,
+    );
+
+  const { capabilities, objects } = await renderForCluster(client, after, live);
+  for (const obj of objects) {
+    const ref = { apiVersion: obj.apiVersion, kind: obj.kind, namespace, name: obj.metadata.name };
+    const current = live ? await client.getIfExists(ref) : undefined;
+    if (!current) {
+      out.changes.push(change("add", ref));
+      continue;
+    }
+    const objectChange = await compareWithDryRun(operatorClient, obj, current, ref);
+    if (objectChange) out.changes.push(objectChange);
+  }
+  if (live) out.changes.push(...(await prunable(client, live, after, objects, servedKinds(capabilities))));
+  return out;
+}
+
+async function compareWithDryRun(
+  operatorClient: KubeClient,
+  obj: RenderedObject,
+  current: KubeObject,
+  ref: { apiVersion: string; kind: string; namespace: string; name: string },
+): Promise<ObjectChange | undefined> {
+  let merged: KubeObject;
+  try {
+    merged = await operatorClient.apply(obj, { dryRun: true, force: true });
+  } catch (err) {
+    // A Job's pod template is immutable: the operator deletes it and creates it again.
+    if (obj.kind === "Job" && err instanceof InvalidError)
+      return { ...change("change", ref), note: "its pod template is immutable: the operator re-creates it" };
+    throw err;
+  }
+  const fields = diffObjects(current, merged, { secret: obj.kind === "Secret" });
+  return fields.length > 0 ? { ...change("change", ref), fields } : undefined;
+}
+
+/** What the operator's prune would delete: owned objects the new render no longer has. */
+async function prunable(
+  client: KubeClient,
+  live: Platform,
+  after: Platform,
+  desired: RenderedObject[],
+  kinds: ReturnType<typeof servedKinds>,
+): Promise<ObjectChange[]> {
+  const { namespace, name } = live.metadata;
+  const wanted = new Set(desired.map((o) => `${o.kind}/${o.metadata.name}`));
+  const retainSecrets = (after.spec.retentionPolicy?.secrets ?? "Retain") === "Retain";
+  const out: ObjectChange[] = [];
+  for (const kind of kinds) {
+    const apiVersion = apiVersionOf(kind);
+    const list = await client.list(apiVersion, kind.kind, {
+      namespace,
+      labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY},app.kubernetes.io/instance=${name}`,
+    });
+    for (const obj of list.items) {
+      const objName = obj.metadata?.name ?? "";
+      if (wanted.has(`${kind.kind}/${objName}`)) continue;
+      if (!(obj.metadata?.ownerReferences ?? []).some((r) => r.uid === live.metadata.uid)) continue;
+      if (kind.kind === "Secret" && obj.metadata?.labels?.[GENERATED_SECRET_LABEL] && retainSecrets) continue;
+      out.push(change("prune", { apiVersion, kind: kind.kind, namespace, name: objName }));
+    }
+  }
+  return out;
+}
+
+const SIGN: Record<ChangeOp, string> = { add: "+", change: "~", prune: "-" };
+
+export function formatDiffs(diffs: PlatformDiff[], colors: Palette): string {
+  const lines: string[] = [];
+  for (const diff of diffs) {
+    for (const note of diff.notes) lines.push(colors.dim(`# ${diff.namespace}/${diff.name}: ${note}`));
+    for (const c of diff.changes) {
+      const color = c.op === "add" ? colors.green : c.op === "prune" ? colors.red : colors.yellow;
+      lines.push(color(`${SIGN[c.op]} ${c.kind}/${c.name}${c.note ? `  (${c.note})` : ""}`));
+      for (const field of c.fields) for (const line of formatChange(field)) lines.push(`    ${line}`);
+    }
+  }
+  const all = diffs.flatMap((d) => d.changes);
+  const count = (op: ChangeOp): number => all.filter((c) => c.op === op).length;
+  lines.push(
+    all.length === 0
+      ? "no differences"
+      : `${count("add")} to add, ${count("change")} to change, ${count("prune")} to prune`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+interface DiffFlags extends ConnectionFlags {
+  filename: string;
+  output: "text" | "json" | "yaml";
+}
+
+export function diffCommand(): Command {
+  const command = new Command("diff")
+    .description(
+      "Show what applying an OntoPlatform file would change on the cluster (server-side dry run); exit 1 when it would",
+    )
+    .requiredOption("-f, --filename <file>", "YAML file of OntoPlatform documents ('-' reads stdin)")
+    .addOption(
+      new Option("-o, --output <format>", "output format").choices(["text", "json", "yaml"]).default("text"),
+    );
+  return withConnectionFlags(command).action(async (flags: DiffFlags) => {
+    let text: string;
+    try {
+      text = readFileSync(flags.filename === "-" ? 0 : flags.filename, "utf8");
+    } catch (err) {
+      throw new EnvironmentError(
+        `cannot read ${flags.filename}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    const reports = validateYamlStream(text);
+    const problems = reports.flatMap((r) =>
+      r.issues.map((i) => `${r.name}: ${i.path ? `${i.path}: ` : ""}${i.message}`),
+    );
+    if (reports.length === 0) problems.push(`${flags.filename}: no OntoPlatform document found`);
+    if (problems.length > 0) throw new EnvironmentError(problems.join("\n"));
+
+    const { client, namespace } = connect(flags);
+    const operatorClient = new KubeClient(client.kubeConfig, {
+      fieldManager: FIELD_MANAGER,
+      userAgent: "onto-cli",
+    });
+    try {
+      const diffs: PlatformDiff[] = [];
+      for (const report of reports) {
+        const doc = structuredClone(report.object) as Platform;
+        doc.metadata.namespace ??= namespace;
+        diffs.push(await diffPlatform(client, operatorClient, doc));
+      }
+      process.stdout.write(
+        flags.output === "text"
+          ? formatDiffs(diffs, paletteFor(process.stdout))
+          : structured({ platforms: diffs }, flags.output),
+      );
+      process.exitCode = diffs.some((d) => d.changes.length > 0) ? 1 : 0;
+    } finally {
+      await Promise.all([client.close(), operatorClient.close()]);
+    }
+  });
+}
