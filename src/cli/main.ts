@@ -6,6 +6,11 @@ import { clusterCommand } from "./commands/cluster.js";
 import { renderCommand } from "./commands/render.js";
 import { operatorCommand } from "./commands/operator.js";
 import { validateCommand } from "./commands/validate.js";
+import { statusCommand } from "./commands/status.js";
+import { upgradeCommand } from "./commands/upgrade.js";
+import { pauseCommand, resumeCommand } from "./commands/pause.js";
+import { diffCommand } from "./commands/diff.js";
+import { demoCommand } from "./commands/demo.js";
 
 export function buildProgram(): Command {
   const program = new Command("onto")
@@ -20,7 +25,21 @@ export function buildProgram(): Command {
   program.addCommand(renderCommand());
   program.addCommand(operatorCommand());
   program.addCommand(validateCommand());
+  program.addCommand(statusCommand());
+  program.addCommand(upgradeCommand());
+  program.addCommand(pauseCommand());
+  program.addCommand(resumeCommand());
+  program.addCommand(diffCommand());
+  program.addCommand(demoCommand());
   return program;
+}
+
+// A reader that goes away (`onto status x | head -1`) is not an error: stop quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
 }
 
 await buildProgram()
