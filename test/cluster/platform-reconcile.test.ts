@@ -4,7 +4,6 @@
 // reconcile sends no request.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSpec, type OntoPlatform } from "../../src/api/index.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
 import type { KubeClient, KubeObject, RequestRecord } from "../../src/kube/index.js";
 import { MANAGED_KINDS } from "../../src/render/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
@@ -37,7 +36,7 @@ type Deployment = KubeObject & {
 const NAME = "onto-production";
 let client: KubeClient;
 let ns = "";
-let operator: RunningOperator & { auditLog: string };
+let operator: Awaited<ReturnType<typeof startOperator>>;
 let secondsToRunning = 0;
 
 async function deploymentOf(name: string): Promise<Deployment> {
@@ -264,10 +263,13 @@ describe("the production sample", () => {
       .flatMap((s) => Object.values(s.data ?? {}).map((v) => Buffer.from(v, "base64").toString("utf8")))
       .filter((v) => v.length >= 8);
     const audit = readFileSync(operator.auditLog, "utf8");
+    const logs = readFileSync(operator.logFile, "utf8");
+    expect(logs.length).toBeGreaterThan(1000);
     const events = JSON.stringify((await client.list("events.k8s.io/v1", "Event", { namespace: ns })).items);
     const status = JSON.stringify((await readPlatform(client, ns, NAME)).status);
     for (const value of values) {
       expect(audit.includes(value)).toBe(false);
+      expect(logs.includes(value)).toBe(false);
       expect(events.includes(value)).toBe(false);
       expect(status.includes(value)).toBe(false);
     }

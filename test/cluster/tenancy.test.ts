@@ -4,7 +4,6 @@
 // platform is reported, not a silent stall; a spec naming another namespace is refused.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
 import { InvalidError, type KubeClient, type KubeObject } from "../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
 import {
@@ -21,7 +20,7 @@ const NAME = "tenant-alpha";
 let client: KubeClient;
 let alpha = "";
 let beta = "";
-let operator: RunningOperator & { auditLog: string };
+let operator: Awaited<ReturnType<typeof startOperator>>;
 
 beforeAll(async () => {
   client = adminClient();

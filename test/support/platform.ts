@@ -1,14 +1,14 @@
 // Helpers for tests that run the operator against the shared control plane: install the CRD,
 // load a sample into a namespace, start the operator in-process, and read the platform back.
-import { readFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { OntoPlatform } from "../../src/api/index.js";
 import { runOperator, type OperatorOptions, type RunningOperator } from "../../src/controllers/operator.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
-import { silentLogger } from "../../src/runtime/index.js";
+import { grantOperatorAccess } from "../../src/permissions/service-account-access.js";
+import { pino } from "pino";
 import { eventually, kubeconfigPath } from "./cluster.js";
 
 export const PLATFORMS = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
@@ -59,22 +59,51 @@ export function tlsSecret(namespace: string, name: string): KubeObject {
   } as KubeObject;
 }
 
+/**
+ * Runs the operator in-process as it runs when installed: under a ServiceAccount token bound to
+ * the generated roles only (src/permissions), never as admin, so a permission the operator lacks
+ * fails the test with a 403. The roles are scoped to `namespaces` (a Role in each), or a
+ * ClusterRole when `namespaces` is empty. stop() stops the operator and revokes the roles.
+ */
 export async function startOperator(
   namespaces: string[],
   extra: Partial<OperatorOptions> = {},
-): Promise<RunningOperator & { auditLog: string }> {
-  const auditLog = join(mkdtempSync(join(tmpdir(), "onto-audit-")), "audit.log");
+): Promise<RunningOperator & { auditLog: string; logFile: string; kubeconfig: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "onto-operator-"));
+  const auditLog = join(dir, "audit.log");
+  // Every log line at debug level goes to a file, so tests can search what the operator said
+  // (the secret-hygiene checks grep it for generated credentials).
+  const logFile = join(dir, "operator.log");
+  const logger = pino({ level: "debug", base: undefined }, pino.destination({ dest: logFile, sync: true }));
+  const home = namespaces[0] ?? "default";
+  const access = await grantOperatorAccess(adminClient(), {
+    namespace: home,
+    serviceAccount: "onto-operator",
+    name: `onto-operator-${home}`.slice(0, 63),
+    ...(namespaces.length > 0 ? { watchNamespaces: namespaces } : {}),
+  });
+  const kubeconfig = join(dir, "kubeconfig");
+  writeFileSync(kubeconfig, access.kubeconfig, { mode: 0o600 });
   const operator = await runOperator({
-    kubeconfig: kubeconfigPath(),
+    kubeconfig,
     namespaces,
     metricsPort: 0,
     healthPort: 0,
     auditLog,
-    logger: silentLogger,
+    logger,
     discoveryIntervalMs: 5_000,
     ...extra,
   });
-  return { ...operator, auditLog };
+  return {
+    ...operator,
+    auditLog,
+    logFile,
+    kubeconfig,
+    stop: async () => {
+      await operator.stop();
+      await access.revoke().catch(() => undefined);
+    },
+  };
 }
 
 export async function readPlatform(
