@@ -73,6 +73,8 @@ function describe(stateDir: string, record: ProcessRecord, started: boolean): Op
 export async function ensureOperatorProcess(opts: {
   stateDir: string;
   kubeconfig: string;
+  /** Watch only these namespaces (default: all). */
+  namespaces?: string[];
   timeoutMs?: number;
 }): Promise<OperatorProcess> {
   const existing = readRecord(opts.stateDir, OPERATOR_PROCESS);
@@ -92,6 +94,7 @@ export async function ensureOperatorProcess(opts: {
     String(await freePort()),
     "--audit-log",
     auditLog,
+    ...(opts.namespaces?.length ? ["--namespaces", opts.namespaces.join(",")] : []),
   ]);
   const running = describe(opts.stateDir, record, true);
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
