@@ -9,6 +9,7 @@ import {
   annotationsChanged,
   anyOf,
   createLogger,
+  type Controller,
   errorFields,
   generationChanged,
   labelsChanged,
@@ -17,6 +18,7 @@ import {
   type Store,
 } from "../runtime/index.js";
 import { ActionRecorder, auditSink } from "./actions.js";
+import { registerHealer } from "./healing/register.js";
 import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
 
 export interface OperatorOptions {
@@ -100,9 +102,10 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   });
 
   const served = (): ManagedKind[] => reconciler.servedKinds();
+  const platformControllers = new Map<string, Controller>();
   for (const namespace of scoped.length > 0 ? scoped : [""]) {
     const owned = served().map((k) => sourceFor({ apiVersion: apiVersionOf(k), kind: k.kind }, namespace));
-    manager.addController({
+    const controller = manager.addController({
       name: scoped.length > 0 ? `ontoplatform-${namespace}` : "ontoplatform",
       for: sourceFor({ apiVersion: `${GROUP}/${VERSION}`, kind: KIND }, namespace),
       owns: owned,
@@ -111,7 +114,19 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
       resyncPeriodMs: 5 * 60_000,
       reconciler,
     });
+    platformControllers.set(namespace, controller);
   }
+  // The healer writes memory overrides into status, which the platform predicates let pass
+  // unseen; it asks the platform controller to render them through requestReconcile.
+  registerHealer(manager, {
+    client,
+    namespaces: scoped.length > 0 ? scoped : [""],
+    cache,
+    actions,
+    logger: logger.child({ controller: "healer" }),
+    requestReconcile: (key) =>
+      platformControllers.get(scoped.length > 0 ? (key.split("/")[0] ?? "") : "")?.enqueue(key),
+  });
   // Make sure the caches the reconciler reads exist before the manager starts them.
   for (const namespace of scoped.length > 0 ? scoped : [""]) cache(PLATFORM_REF, namespace);
   cache({ apiVersion: "v1", kind: "Namespace" }, "");

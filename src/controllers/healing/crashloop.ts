@@ -1,0 +1,168 @@
+// Crash-loop diagnosis (seed 5.1): a container in CrashLoopBackOff is not restarted blindly (the
+// kubelet already restarts it); the healer says why it most likely fails, in the order a person
+// would check: a ConfigMap or Secret the pod references that does not exist, a backing service
+// (Postgres, Kafka, Redis, MinIO, Nessie, Temporal) that is not Ready, else the exit code and
+// termination message of the last run. Pure: lookups come in as functions over the caches.
+import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "../../render/endpoints.js";
+import type { ContainerStatus, ContainerView, PodView } from "./kube-views.js";
+
+export const CRASH_LOOP = "CrashLoopBackOff";
+
+export type CrashReason = "MissingSecret" | "MissingConfigMap" | "DependencyNotReady" | "ContainerExited";
+
+export interface CrashDiagnosis {
+  reason: CrashReason;
+  /** One sentence naming the pod, the container and the cause (names only, never values). */
+  message: string;
+  container: string;
+  exitCode?: number | undefined;
+}
+
+export interface DiagnosisLookups {
+  secretExists(name: string): boolean;
+  configMapExists(name: string): boolean;
+  /** Keys of a ConfigMap in the namespace (empty when it does not exist). */
+  configMapKeys(name: string): string[];
+  /** undefined when Ready; else a short description such as "0/1 pods ready". */
+  dependencyProblem(component: string): string | undefined;
+}
+
+/** The crash-looping container statuses of a pod. */
+export function crashLooping(pod: PodView): ContainerStatus[] {
+  return [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter(
+    (s) => s.state?.waiting?.reason === CRASH_LOOP,
+  );
+}
+
+interface Reference {
+  kind: "Secret" | "ConfigMap";
+  name: string;
+  /** Where the pod references it, e.g. "env DATABASE_PASSWORD" or "volume tls". */
+  where: string;
+}
+
+/** Every required (non-optional) Secret and ConfigMap reference of a container and the pod's volumes. */
+function references(pod: PodView, container: ContainerView | undefined): Reference[] {
+  const refs: Reference[] = [];
+  for (const e of container?.env ?? []) {
+    const s = e.valueFrom?.secretKeyRef;
+    if (s?.name && !s.optional) refs.push({ kind: "Secret", name: s.name, where: `env ${e.name}` });
+    const c = e.valueFrom?.configMapKeyRef;
+    if (c?.name && !c.optional) refs.push({ kind: "ConfigMap", name: c.name, where: `env ${e.name}` });
+  }
+  for (const f of container?.envFrom ?? []) {
+    if (f.secretRef?.name && !f.secretRef.optional)
+      refs.push({ kind: "Secret", name: f.secretRef.name, where: "envFrom" });
+    if (f.configMapRef?.name && !f.configMapRef.optional)
+      refs.push({ kind: "ConfigMap", name: f.configMapRef.name, where: "envFrom" });
+  }
+  for (const v of pod.spec?.volumes ?? []) {
+    if (v.secret?.secretName && !v.secret.optional)
+      refs.push({ kind: "Secret", name: v.secret.secretName, where: `volume ${v.name}` });
+    if (v.configMap?.name && !v.configMap.optional)
+      refs.push({ kind: "ConfigMap", name: v.configMap.name, where: `volume ${v.name}` });
+    for (const source of v.projected?.sources ?? []) {
+      if (source.secret?.name && !source.secret.optional)
+        refs.push({ kind: "Secret", name: source.secret.name, where: `volume ${v.name}` });
+      if (source.configMap?.name && !source.configMap.optional)
+        refs.push({ kind: "ConfigMap", name: source.configMap.name, where: `volume ${v.name}` });
+    }
+  }
+  return refs;
+}
+
+// How a platform pod shows that it needs a backing service: the credentials Secret it reads, or
+// the endpoint key its ConfigMap carries (the names render uses, see render/endpoints.ts and
+// render/platform-service.ts).
+const DEPENDENCY_SECRETS: Readonly<Record<string, string>> = {
+  [POSTGRES.secret]: "postgres",
+  [REDIS.secret]: "redis",
+  [MINIO.secret]: "minio",
+};
+const DEPENDENCY_CONFIG_KEYS: Readonly<Record<string, string>> = {
+  DATABASE_HOST: POSTGRES.service,
+  KAFKA_BOOTSTRAP_SERVERS: KAFKA.service,
+  REDIS_MODE: REDIS.service,
+  S3_ENDPOINT: MINIO.service,
+  NESSIE_URI: NESSIE.service,
+  TEMPORAL_ADDRESS: TEMPORAL.service,
+};
+
+/** The backing components a container needs, in a stable order, never itself. */
+export function dependenciesOf(
+  component: string,
+  container: ContainerView | undefined,
+  lookups: Pick<DiagnosisLookups, "configMapKeys">,
+): string[] {
+  const found = new Set<string>();
+  for (const e of container?.env ?? []) {
+    const dep = DEPENDENCY_SECRETS[e.valueFrom?.secretKeyRef?.name ?? ""];
+    if (dep) found.add(dep);
+  }
+  for (const f of container?.envFrom ?? []) {
+    if (!f.configMapRef?.name) continue;
+    for (const key of lookups.configMapKeys(f.configMapRef.name)) {
+      const dep = DEPENDENCY_CONFIG_KEYS[key];
+      if (dep) found.add(dep);
+    }
+  }
+  found.delete(component);
+  return [...found].sort();
+}
+
+function lastExit(status: ContainerStatus): { exitCode?: number; text: string } {
+  const t = status.lastState?.terminated ?? status.state?.terminated;
+  if (!t) return { text: "no termination recorded yet" };
+  const parts = [`exit code ${t.exitCode ?? "?"}`];
+  if (t.reason) parts.push(`reason ${t.reason}`);
+  // The termination message is what the container wrote to its termination log: no secret by
+  // design of the platform images; it is cut to keep Events and conditions short.
+  if (t.message) parts.push(`message "${t.message.trim().slice(0, 256)}"`);
+  return { ...(t.exitCode !== undefined ? { exitCode: t.exitCode } : {}), text: parts.join(", ") };
+}
+
+/** Why the crash-looping container `status` of `pod` (component `component`) most likely fails. */
+export function diagnoseCrashLoop(
+  pod: PodView,
+  component: string,
+  status: ContainerStatus,
+  lookups: DiagnosisLookups,
+): CrashDiagnosis {
+  const podName = pod.metadata?.name ?? "?";
+  const container = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find(
+    (c) => c.name === status.name,
+  );
+  const exit = lastExit(status);
+  const prefix = `pod ${podName} container ${status.name} is in CrashLoopBackOff (${exit.text})`;
+  const base = {
+    container: status.name,
+    ...(exit.exitCode !== undefined ? { exitCode: exit.exitCode } : {}),
+  };
+  const missing = references(pod, container).filter((r) =>
+    r.kind === "Secret" ? !lookups.secretExists(r.name) : !lookups.configMapExists(r.name),
+  );
+  const first = missing[0];
+  if (first) {
+    const list = missing.map((r) => `${r.kind} ${r.name} (${r.where})`).join(", ");
+    return {
+      ...base,
+      reason: first.kind === "Secret" ? "MissingSecret" : "MissingConfigMap",
+      message: `${prefix}: it references ${list}, which does not exist`,
+    };
+  }
+  const notReady = dependenciesOf(component, container, lookups)
+    .map((dep) => ({ dep, problem: lookups.dependencyProblem(dep) }))
+    .filter((d): d is { dep: string; problem: string } => d.problem !== undefined);
+  if (notReady.length > 0) {
+    return {
+      ...base,
+      reason: "DependencyNotReady",
+      message: `${prefix}: it depends on ${notReady.map((d) => `${d.dep} (${d.problem})`).join(", ")}, not Ready`,
+    };
+  }
+  return {
+    ...base,
+    reason: "ContainerExited",
+    message: `${prefix}: no missing reference or dependency found`,
+  };
+}

@@ -1,0 +1,34 @@
+// The hourly rate limit on healing actions (selfHealing.maxActionsPerHour). The actions of the
+// last hour live in status.healing.recentActions, so an operator restart does not reset the count.
+export interface RecentAction {
+  at: string;
+  component: string;
+  action: string;
+}
+
+export const RATE_WINDOW_MS = 60 * 60_000;
+/** The schema's maxItems for recentActions. */
+const MAX_KEPT = 100;
+
+/** The actions within the last hour at `now`, oldest first, at most MAX_KEPT. */
+export function withinWindow(actions: readonly RecentAction[] | undefined, now: Date): RecentAction[] {
+  const from = now.getTime() - RATE_WINDOW_MS;
+  return (actions ?? [])
+    .filter((a) => {
+      const at = Date.parse(a.at);
+      return Number.isFinite(at) && at > from;
+    })
+    .slice(-MAX_KEPT);
+}
+
+/** Whether one more action would exceed `maxPerHour`. */
+export function rateLimited(recent: readonly RecentAction[], maxPerHour: number): boolean {
+  return recent.length >= maxPerHour;
+}
+
+/** When the oldest action leaves the window (ms from `now`): the earliest a limited action may run. */
+export function rateLimitRetryMs(recent: readonly RecentAction[], now: Date): number {
+  const oldest = recent[0];
+  if (!oldest) return 0;
+  return Math.max(1_000, Date.parse(oldest.at) + RATE_WINDOW_MS - now.getTime());
+}
