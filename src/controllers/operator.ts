@@ -20,6 +20,8 @@ import {
 import { ActionRecorder, auditSink } from "./actions.js";
 import { registerHealer } from "./healing/register.js";
 import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
+import type { ReleaseCatalog } from "../release/index.js";
+import { POD, UpgradeOrchestrator } from "./upgrade/index.js";
 
 export interface OperatorOptions {
   kubeconfig?: string | undefined;
@@ -37,6 +39,8 @@ export interface OperatorOptions {
   /** How often optional APIs (ServiceMonitor, VPA) are looked for again. */
   discoveryIntervalMs?: number | undefined;
   hooks?: PlatformHooks | undefined;
+  /** Release lookup; default the product catalog (tests inject releases whose images fail). */
+  releases?: ReleaseCatalog | undefined;
 }
 
 export interface RunningOperator {
@@ -92,13 +96,19 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
 
   const audit = auditSink(opts.auditLog);
   const actions = new ActionRecorder(manager.events, audit, manager.metrics.registry);
+  const upgrades = new UpgradeOrchestrator({
+    cache,
+    registry: manager.metrics.registry,
+    releases: opts.releases,
+  });
   const reconciler = new PlatformReconciler({
     client,
     cache,
     capabilities: () => capabilities,
     actions,
     logger: logger.child({ controller: "ontoplatform" }),
-    ...(opts.hooks ? { hooks: opts.hooks } : {}),
+    hooks: { upgradeStep: upgrades.upgradeStep, ...opts.hooks },
+    ...(opts.releases ? { releases: opts.releases } : {}),
   });
 
   const served = (): ManagedKind[] => reconciler.servedKinds();
@@ -109,6 +119,8 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
       name: scoped.length > 0 ? `ontoplatform-${namespace}` : "ontoplatform",
       for: sourceFor({ apiVersion: `${GROUP}/${VERSION}`, kind: KIND }, namespace),
       owns: owned,
+      // Pods of a platform with an upgrade in flight: a canary turning Ready or crash-looping.
+      watches: [{ source: sourceFor(POD, namespace), map: upgrades.platformsFor }],
       predicates: [anyOf(generationChanged, annotationsChanged, labelsChanged)],
       maxConcurrentReconciles: opts.concurrency ?? 2,
       resyncPeriodMs: 5 * 60_000,

@@ -146,3 +146,26 @@ export const CATALOG_COMPONENTS: readonly string[] = [
   ...Object.keys(INFRASTRUCTURE_OF_COMPONENT),
   ...PLATFORM_SERVICES,
 ];
+
+/** Where the operator looks releases up: the product catalog, or one with extra releases. */
+export interface ReleaseCatalog {
+  releaseFor(version: string): Release;
+  /** Every version the catalog knows. */
+  readonly versions: readonly string[];
+}
+
+export const PRODUCT_CATALOG: ReleaseCatalog = { releaseFor, versions: KNOWN_VERSIONS };
+
+/**
+ * The product catalog plus `extra` releases: dependency injection for tests that need versions
+ * whose images fail on purpose (the product catalog never holds such versions).
+ */
+export function catalogWith(
+  extra: readonly Release[],
+  base: ReleaseCatalog = PRODUCT_CATALOG,
+): ReleaseCatalog {
+  return {
+    versions: [...base.versions, ...extra.map((r) => r.version)],
+    releaseFor: (version) => extra.find((r) => r.version === version) ?? base.releaseFor(version),
+  };
+}

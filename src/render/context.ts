@@ -53,7 +53,7 @@ export function versionOf(ctx: RenderContext, name: ComponentName): string {
 
 /** The image of `name` (a component, or an image role such as "minio-client") at a version. */
 export function imageAt(ctx: RenderContext, name: string, version: string): string {
-  const release = version === ctx.release.version ? ctx.release : releaseFor(version);
+  const release = version === ctx.release.version ? ctx.release : (ctx.releaseOf ?? releaseFor)(version);
   return imageFor(release, name, ctx.spec.global.imageRegistry);
 }
 

@@ -38,6 +38,8 @@ export interface RenderInput {
   /** status.healing.memoryOverrides: raised memory by component name. */
   overrides?: Readonly<Record<string, MemoryOverride>>;
   upgrade?: UpgradeStep;
+  /** The release of a version other than spec.version (upgrade steps); default: the product catalog. */
+  releaseOf?: (version: string) => Release;
   /** Values already stored in the generated Secrets (decoded), so they are never regenerated. */
   existingSecrets?: ExistingSecrets;
   /** Makes values for generated Secret keys that do not exist yet. */

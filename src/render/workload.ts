@@ -171,15 +171,17 @@ function podTemplate(
   input: WorkloadInput,
   placement: PodPlacement,
   image: string,
-  version: string,
   track: "stable" | "canary",
 ): Record<string, unknown> {
   const selector = selectorLabels(input.owner.platform.name, input.owner.component);
   const annotations: Record<string, string> = {};
   if (input.config) annotations[CONFIG_CHECKSUM_ANNOTATION] = checksumOf(input.config);
+  // No version label on pods: a platform version that keeps a component's image (a patch release
+  // that only moves other components) must not restart it; the workload carries the version.
+  const { "app.kubernetes.io/version": _version, ...labels } = commonLabels(input.owner);
   return {
     metadata: {
-      labels: { ...commonLabels({ ...input.owner, version }), [TRACK_LABEL]: track },
+      labels: { ...labels, [TRACK_LABEL]: track },
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     },
     spec: {
@@ -228,7 +230,7 @@ function workloadObject(input: WorkloadInput, placement: PodPlacement): Rendered
   const name = owner.component;
   const selector = { ...selectorLabels(owner.platform.name, name), [TRACK_LABEL]: "stable" };
   const replicas = input.autoscaling ? {} : { replicas: input.replicas };
-  const template = podTemplate(input, placement, input.image, owner.version, "stable");
+  const template = podTemplate(input, placement, input.image, "stable");
   if (input.kind === "Deployment") {
     return {
       apiVersion: "apps/v1",
@@ -281,7 +283,7 @@ function canaryObject(
       replicas: 1,
       revisionHistoryLimit: 1,
       selector: { matchLabels: selector },
-      template: podTemplate(input, placement, canary.image, canary.version, "canary"),
+      template: podTemplate(input, placement, canary.image, "canary"),
     },
   };
 }

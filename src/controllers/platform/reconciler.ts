@@ -9,9 +9,10 @@ import {
   type OntoPlatform,
   type OntoPlatformStatus,
   type ResolvedSpec,
+  type UpgradeStatus,
 } from "../../api/index.js";
 import { InvalidError, type KubeClient, type KubeObject } from "../../kube/index.js";
-import { releaseFor } from "../../release/index.js";
+import { PRODUCT_CATALOG, type ReleaseCatalog } from "../../release/index.js";
 import {
   GENERATED_SECRET_LABEL,
   MANAGED_BY,
@@ -25,7 +26,7 @@ import {
   type UpgradeStep,
 } from "../../render/index.js";
 import type { Logger, Request, Result, Store } from "../../runtime/index.js";
-import { errorFields } from "../../runtime/index.js";
+import { errorFields, setCondition } from "../../runtime/index.js";
 import type { ActionRecorder, ActionVerb } from "../actions.js";
 import { applyNeed, withAppliedHash } from "./drift.js";
 import { mergePatchDiff } from "./merge-patch.js";
@@ -41,10 +42,36 @@ const RESYNC_MS = 5 * 60_000;
 /** While components are coming up, look again soon even if no watch event arrives. */
 const PROGRESS_RECHECK_MS = 15_000;
 
+/** A decision of the upgrade orchestrator, note for note what the reconciler does with it. */
+export interface UpgradeDecision {
+  /** Which version each component runs this reconcile; absent: spec.version everywhere. */
+  step?: UpgradeStep | undefined;
+  /**
+   * The new status.upgrade, written before anything is applied (write-ahead), so a crash between
+   * the write and the apply resumes the step it decided; absent: unchanged.
+   */
+  upgrade?: UpgradeStatus | undefined;
+  /** The Upgrading condition, written with `upgrade`. */
+  condition?: { status: "True" | "False"; reason: string; message: string } | undefined;
+  /** What was decided, recorded (Event + audit line) once the write-ahead succeeded. */
+  notes?: {
+    reason: string;
+    message: string;
+    target: { apiVersion: string; kind: string; name: string };
+    warning?: boolean;
+  }[];
+  /** Pods to delete after the objects are applied (a StatefulSet pod stuck on a bad revision). */
+  deletePods?: { name: string; reason: string; message: string }[];
+  /** Look again this soon (a soak ending, a timeout). */
+  requeueAfterMs?: number | undefined;
+  /** Called once the write-ahead succeeded (metrics of finished upgrades). */
+  committed?: () => void;
+}
+
 /** Extension points the upgrade orchestrator and the healer plug into. */
 export interface PlatformHooks {
-  /** Which version each component runs this reconcile (upgrades); none: spec.version everywhere. */
-  upgradeStep?(platform: OntoPlatform, spec: ResolvedSpec): Promise<UpgradeStep | undefined>;
+  /** The upgrade step of this reconcile; undefined: no upgrade, spec.version everywhere. */
+  upgradeStep?(platform: OntoPlatform, spec: ResolvedSpec): Promise<UpgradeDecision | undefined>;
 }
 
 export interface PlatformReconcilerDeps {
@@ -58,6 +85,8 @@ export interface PlatformReconcilerDeps {
   now?: () => Date;
   generateSecret?: SecretGenerator;
   hooks?: PlatformHooks;
+  /** Release lookup; default the product catalog (tests add releases with failing images). */
+  releases?: ReleaseCatalog;
 }
 
 function apiVersionOf(kind: ManagedKind): string {
@@ -78,11 +107,19 @@ export const randomSecret: SecretGenerator = ({ length }) =>
 export class PlatformReconciler {
   private readonly now: () => Date;
   private readonly generate: SecretGenerator;
+  private readonly releases: ReleaseCatalog;
   private counter = 0;
+  /**
+   * The last status this reconciler wrote per platform uid, with the resourceVersion the cache
+   * held before: while the cache still holds that version it has not seen the write yet, and a
+   * decision taken from it (an upgrade step) would be taken from stale state.
+   */
+  private readonly written = new Map<string, { before: string | undefined; status: OntoPlatformStatus }>();
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
     this.generate = deps.generateSecret ?? randomSecret;
+    this.releases = deps.releases ?? PRODUCT_CATALOG;
   }
 
   /** The managed kinds this cluster serves (optional ones only when discovered). */
@@ -98,9 +135,10 @@ export class PlatformReconciler {
 
   async reconcile(request: Request): Promise<Result> {
     const { namespace, name } = request;
-    const platform = this.deps.cache(PLATFORM_REF, namespace ?? "").getByName(namespace, name) as
+    const cached = this.deps.cache(PLATFORM_REF, namespace ?? "").getByName(namespace, name) as
       OntoPlatform | undefined;
-    if (!platform || platform.metadata.uid === undefined) return {};
+    if (!cached || cached.metadata.uid === undefined) return {};
+    let platform = this.withOwnWrites(cached);
     // Deletion: owner references let the garbage collector remove the children.
     if ((platform.metadata as { deletionTimestamp?: string }).deletionTimestamp) return {};
     const reconcileId = `${name}-${(this.counter++).toString(36)}-${Date.now().toString(36)}`;
@@ -126,7 +164,7 @@ export class PlatformReconciler {
     let spec: ResolvedSpec;
     try {
       spec = resolveSpec(platform.spec);
-      releaseFor(spec.version);
+      this.releases.releaseFor(spec.version);
     } catch (err) {
       const message = errorFields(err).error;
       await this.writeStatus(platform, {
@@ -149,8 +187,9 @@ export class PlatformReconciler {
       return {};
     }
 
-    const upgrade = await this.deps.hooks?.upgradeStep?.(platform, spec);
-    const desired = this.render(platform, spec, upgrade).map(withAppliedHash);
+    const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
+    if (decision) platform = await this.writeAhead(platform, decision, reconcileId);
+    const desired = this.render(platform, spec, decision?.step).map(withAppliedHash);
     const problems = [
       ...this.specProblems(platform, spec),
       ...quotaProblems(desired, spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined),
@@ -193,13 +232,94 @@ export class PlatformReconciler {
     }
 
     changed += await this.prune(platform, spec, desired, reconcileId, applyErrors);
+    changed += await this.deletePods(platform, decision?.deletePods ?? [], reconcileId, applyErrors);
 
     const status = this.statusFor(platform, spec, { applyErrors, problems, changed, paused: false });
     await this.writeStatus(platform, status);
     log.debug({ changed, errors: applyErrors.length, phase: status.phase }, "reconciled");
     if (applyErrors.length > 0)
       throw new Error(`apply failed for ${applyErrors.length} object(s): ${applyErrors[0]}`);
-    return { requeueAfterMs: status.phase === "Running" ? RESYNC_MS : PROGRESS_RECHECK_MS };
+    const requeueAfterMs = status.phase === "Running" ? RESYNC_MS : PROGRESS_RECHECK_MS;
+    return { requeueAfterMs: Math.min(requeueAfterMs, decision?.requeueAfterMs ?? requeueAfterMs) };
+  }
+
+  /** The cached platform, with the status this reconciler last wrote if the cache has not seen it yet. */
+  private withOwnWrites(platform: OntoPlatform): OntoPlatform {
+    const uid = platform.metadata.uid ?? "";
+    const own = this.written.get(uid);
+    if (!own) return platform;
+    if (own.before !== platform.metadata.resourceVersion) {
+      this.written.delete(uid);
+      return platform;
+    }
+    return { ...platform, status: own.status };
+  }
+
+  /** Persists the upgrade decision before acting on it, then records what was decided. */
+  private async writeAhead(
+    platform: OntoPlatform,
+    decision: UpgradeDecision,
+    reconcileId: string,
+  ): Promise<OntoPlatform> {
+    if (!decision.upgrade && !decision.condition) return platform;
+    let status: OntoPlatformStatus = {
+      ...platform.status,
+      ...(decision.upgrade ? { upgrade: decision.upgrade } : {}),
+    };
+    if (decision.condition) {
+      status = {
+        ...status,
+        conditions: setCondition(
+          status.conditions ?? [],
+          { type: "Upgrading", ...decision.condition, observedGeneration: platform.metadata.generation ?? 0 },
+          this.now(),
+        ),
+      };
+    }
+    await this.writeStatus(platform, status);
+    for (const note of decision.notes ?? []) {
+      this.deps.actions.record({
+        platform,
+        verb: "status",
+        target: { ...note.target, namespace: platform.metadata.namespace },
+        reason: note.reason,
+        message: note.message,
+        reconcileId,
+        actor: "upgrade",
+        outcome: "ok",
+        warning: note.warning,
+      });
+    }
+    decision.committed?.();
+    return { ...platform, status };
+  }
+
+  /** Deletes pods the upgrade asked to replace (they are recreated by their controller). */
+  private async deletePods(
+    platform: OntoPlatform,
+    pods: { name: string; reason: string; message: string }[],
+    reconcileId: string,
+    applyErrors: string[],
+  ): Promise<number> {
+    let deleted = 0;
+    for (const pod of pods) {
+      const target = {
+        apiVersion: "v1",
+        kind: "Pod",
+        namespace: platform.metadata.namespace,
+        name: pod.name,
+      };
+      try {
+        await this.deps.client.delete(target);
+        deleted++;
+        this.record(platform, reconcileId, "delete", target, pod.reason, pod.message, "ok");
+      } catch (err) {
+        const detail = errorFields(err).error;
+        applyErrors.push(`delete Pod/${pod.name}: ${detail}`);
+        this.record(platform, reconcileId, "delete", target, pod.reason, pod.message, "error", detail);
+      }
+    }
+    return deleted;
   }
 
   /** The objects the operator applies for `platform` (also what `onto render` prints). */
@@ -208,7 +328,8 @@ export class PlatformReconciler {
     return renderPlatform({
       platform: { name: platform.metadata.name, namespace: platform.metadata.namespace, uid },
       spec,
-      release: releaseFor(spec.version),
+      release: this.releases.releaseFor(spec.version),
+      releaseOf: (version) => this.releases.releaseFor(version),
       capabilities: this.deps.capabilities(),
       overrides: platform.status?.healing?.memoryOverrides ?? {},
       ...(upgrade ? { upgrade } : {}),
@@ -454,6 +575,11 @@ export class PlatformReconciler {
       { ...PLATFORM_REF, namespace: platform.metadata.namespace, name: platform.metadata.name },
       patch,
     );
+    const uid = platform.metadata.uid ?? "";
+    const cachedVersion = this.deps
+      .cache(PLATFORM_REF, platform.metadata.namespace)
+      .getByName(platform.metadata.namespace, platform.metadata.name)?.metadata?.resourceVersion;
+    this.written.set(uid, { before: cachedVersion, status });
   }
 
   private namespaceTakenBy(platform: OntoPlatform): string | undefined {

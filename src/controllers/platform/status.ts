@@ -164,17 +164,22 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
     set(condition("Degraded", "True", input.problems[0]?.reason ?? "SpecNotRealisable", problemMessage));
   else set(condition("Degraded", "False", "AsExpected", "no problem found"));
 
-  const wasRunning = previous?.phase === "Running" || previous?.phase === "Degraded";
+  const wasRunning =
+    previous?.phase === "Running" || previous?.phase === "Degraded" || previous?.phase === "Upgrading";
+  // status.upgrade is written by the upgrade orchestrator before this runs (write-ahead).
+  const upgrading = previous?.upgrade?.phase === "InProgress" || previous?.upgrade?.phase === "RollingBack";
   const phase: PlatformPhase =
     input.applyErrors.length > 0
       ? "Error"
-      : input.problems.length > 0
-        ? "Degraded"
-        : allReady
-          ? "Running"
-          : wasRunning
-            ? "Degraded"
-            : "Provisioning";
+      : upgrading
+        ? "Upgrading"
+        : input.problems.length > 0
+          ? "Degraded"
+          : allReady
+            ? "Running"
+            : wasRunning
+              ? "Degraded"
+              : "Provisioning";
 
   const versions = new Set(states.map(([, s]) => s.version));
   const version =

@@ -1,0 +1,175 @@
+// Unit rules of upgrades that need no cluster: which components a version change plans, which
+// paths are refused, how a pod's state reads as a fault, and that render only restarts the pods
+// whose image changes (no version label on pod templates).
+import { describe, expect, it } from "vitest";
+import { COMPONENTS, resolveSpec } from "../../api/index.js";
+import { catalogWith, releaseFor } from "../../release/index.js";
+import { renderPlatform, type RenderedObject } from "../../render/index.js";
+import { podFault, readySince, stuckStatefulSetPods, type PodObject, type WorkloadObject } from "./health.js";
+import { planUpgrade, refusal } from "./plan.js";
+
+const REGISTRY = "registry.example.com/coomia-dip";
+const catalog = catalogWith([
+  { version: "1.5.1-crashloop", infrastructure: releaseFor("1.5.0").infrastructure },
+]);
+const all = (version: string): Map<string, string> => new Map(COMPONENTS.map((c) => [c.name, version]));
+
+describe("planUpgrade", () => {
+  it("plans every component whose image changes, in plane order", () => {
+    expect(planUpgrade(COMPONENTS, all("1.5.0"), "1.6.0", catalog, REGISTRY)).toEqual(
+      COMPONENTS.map((c) => c.name),
+    );
+  });
+
+  it("skips components whose image a patch release keeps", () => {
+    const plan = planUpgrade(COMPONENTS, all("1.6.0"), "1.6.1", catalog, REGISTRY);
+    expect(plan).toContain("redis");
+    expect(plan).toContain("ontology-service");
+    expect(plan).not.toContain("postgres");
+    expect(plan).not.toContain("kafka");
+  });
+
+  it("plans from the version each component runs (after a partial upgrade)", () => {
+    const current = all("1.5.0");
+    current.set("postgres", "1.6.0");
+    const plan = planUpgrade(COMPONENTS, current, "1.6.0", catalog, REGISTRY);
+    expect(plan).not.toContain("postgres");
+    expect(plan[0]).toBe("redis");
+  });
+
+  it("takes injected releases: only the services of a test release change", () => {
+    expect(planUpgrade(COMPONENTS, all("1.5.0"), "1.5.1-crashloop", catalog, REGISTRY)[0]).toBe(
+      "ontology-service",
+    );
+  });
+});
+
+describe("refusal", () => {
+  it("names a downgrade and a skipped minor, and lets the next minor or a patch through", () => {
+    expect(refusal("1.6.0", "1.5.0")).toBe("downgrade 1.6.0 -> 1.5.0");
+    expect(refusal("1.5.0", "1.7.0")).toMatch(/^skipped minor 1\.5\.0 -> 1\.7\.0 \(skips 1\.6\)/);
+    expect(refusal("1.5.0", "1.6.0")).toBeUndefined();
+    expect(refusal("1.6.0", "1.6.1")).toBeUndefined();
+  });
+});
+
+function pod(status: PodObject["status"], labels: Record<string, string> = {}, name = "p-0"): PodObject {
+  return { apiVersion: "v1", kind: "Pod", metadata: { name, labels }, status };
+}
+
+describe("podFault", () => {
+  it("reads a crash loop with exit code and message", () => {
+    const fault = podFault(
+      pod({
+        phase: "Running",
+        containerStatuses: [
+          {
+            name: "app",
+            restartCount: 2,
+            state: { waiting: { reason: "CrashLoopBackOff" } },
+            lastState: { terminated: { exitCode: 3, reason: "Error", message: "schema mismatch" } },
+          },
+        ],
+      }),
+    );
+    expect(fault).toEqual({
+      reason: "CrashLoopBackOff",
+      message: "pod p-0: container app exited with code 3 (Error): schema mismatch; restarted 2 time(s)",
+    });
+  });
+
+  it("reads an OOM kill before a crash loop", () => {
+    const fault = podFault(
+      pod({
+        containerStatuses: [
+          {
+            name: "app",
+            restartCount: 1,
+            state: { waiting: { reason: "CrashLoopBackOff" } },
+            lastState: { terminated: { exitCode: 137, reason: "OOMKilled" } },
+          },
+        ],
+      }),
+    );
+    expect(fault?.reason).toBe("OOMKilled");
+    expect(fault?.message).toMatch(/exit code 137/);
+  });
+
+  it("fails an image that cannot be pulled at once, and not a pod that is merely not Ready", () => {
+    expect(
+      podFault(
+        pod({ containerStatuses: [{ name: "app", state: { waiting: { reason: "ImagePullBackOff" } } }] }),
+      )?.reason,
+    ).toBe("ImagePullBackOff");
+    const notReady = pod({
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "False", reason: "ContainersNotReady" }],
+      containerStatuses: [{ name: "app", restartCount: 0, state: { running: {} } }],
+    });
+    expect(podFault(notReady)).toBeUndefined();
+    expect(readySince(notReady)).toBeUndefined();
+  });
+});
+
+describe("stuckStatefulSetPods", () => {
+  const sts: WorkloadObject = {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "kafka", generation: 4 },
+    spec: {
+      replicas: 3,
+      template: { spec: { containers: [{ name: "kafka", image: "apache/kafka:3.7.1" }] } },
+    },
+    status: { observedGeneration: 4, currentRevision: "kafka-old", updateRevision: "kafka-old" },
+  };
+  const ready = [{ type: "Ready", status: "True" }];
+  const notReady = [{ type: "Ready", status: "False" }];
+  const pods = [
+    pod({ conditions: ready }, { "controller-revision-hash": "kafka-old" }, "kafka-0"),
+    pod({ conditions: ready }, { "controller-revision-hash": "kafka-new" }, "kafka-1"),
+    pod({ conditions: notReady }, { "controller-revision-hash": "kafka-new" }, "kafka-2"),
+  ];
+
+  it("names only not-Ready pods on another revision, once the reverted template is observed", () => {
+    expect(stuckStatefulSetPods(sts, "apache/kafka:3.7.1", pods).map((p) => p.metadata?.name)).toEqual([
+      "kafka-2",
+    ]);
+    expect(
+      stuckStatefulSetPods(
+        { ...sts, status: { ...sts.status, observedGeneration: 3 } },
+        "apache/kafka:3.7.1",
+        pods,
+      ),
+    ).toEqual([]);
+    expect(stuckStatefulSetPods(sts, "apache/kafka:3.8.1", pods)).toEqual([]);
+  });
+});
+
+describe("render during upgrades", () => {
+  const objects = (version: string): RenderedObject[] => {
+    const spec = resolveSpec({ version });
+    return renderPlatform({
+      platform: { name: "p", namespace: "ns", uid: "u" },
+      spec,
+      release: releaseFor(version),
+      capabilities: { serviceMonitor: false, verticalPodAutoscaler: false },
+      generateSecret: ({ length }) => "x".repeat(length),
+    });
+  };
+  const template = (objs: RenderedObject[], kind: string, name: string): unknown =>
+    (objs.find((o) => o.kind === kind && o.metadata.name === name) as { spec: { template: unknown } }).spec
+      .template;
+
+  it("keeps the pod template of a component whose image a version keeps (no restart)", () => {
+    const before = objects("1.6.0");
+    const after = objects("1.6.1");
+    expect(template(after, "StatefulSet", "postgres")).toEqual(template(before, "StatefulSet", "postgres"));
+    expect(template(after, "StatefulSet", "redis")).not.toEqual(template(before, "StatefulSet", "redis"));
+    const labels = (
+      template(after, "StatefulSet", "postgres") as { metadata: { labels: Record<string, string> } }
+    ).metadata.labels;
+    expect(labels["app.kubernetes.io/version"]).toBeUndefined();
+    const workload = after.find((o) => o.kind === "StatefulSet" && o.metadata.name === "postgres");
+    expect(workload?.metadata.labels["app.kubernetes.io/version"]).toBe("1.6.1");
+  });
+});

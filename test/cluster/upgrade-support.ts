@@ -1,0 +1,85 @@
+// Helpers for the upgrade cluster tests: a platform with test-sized upgrade timings, the audit
+// lines the operator wrote, and releases whose platform-service images fail on purpose (through
+// the KWOK fault stages keyed on the image tag), injected into the operator, never the product catalog.
+import { readFileSync } from "node:fs";
+import type { OntoPlatform } from "../../src/api/index.js";
+import type { KubeClient, KubeObject } from "../../src/kube/index.js";
+import { catalogWith, releaseFor, type Release, type ReleaseCatalog } from "../../src/release/index.js";
+import { PLATFORMS, loadSample } from "../support/platform.js";
+
+/** 1.5.0's infrastructure, platform services tagged `1.5.1-<mode>`: only the services change. */
+export function faultRelease(mode: "never-ready" | "crashloop" | "oom"): Release {
+  return { version: `1.5.1-${mode}`, infrastructure: releaseFor("1.5.0").infrastructure };
+}
+
+export const TEST_RELEASES: ReleaseCatalog = catalogWith([
+  faultRelease("never-ready"),
+  faultRelease("crashloop"),
+  faultRelease("oom"),
+]);
+
+export interface AuditLine {
+  time: string;
+  actor: string;
+  verb: string;
+  reason: string;
+  message: string;
+  object: { kind: string; name: string };
+}
+
+export function auditLines(file: string | string[]): AuditLine[] {
+  const files = Array.isArray(file) ? file : [file];
+  return files
+    .flatMap((f) => {
+      try {
+        return readFileSync(f, "utf8").split("\n");
+      } catch {
+        return [];
+      }
+    })
+    .filter((l) => l.trim().startsWith("{"))
+    .map((l) => JSON.parse(l) as AuditLine)
+    .sort((a, b) => a.time.localeCompare(b.time));
+}
+
+/** A sample with upgrade timings small enough for a test. */
+export function upgradeSample(
+  file: string,
+  namespace: string,
+  strategy: Record<string, unknown> = {},
+): OntoPlatform {
+  const platform = loadSample(file, namespace);
+  (platform.spec as Record<string, unknown>).upgradeStrategy = {
+    soakSeconds: 1,
+    healthTimeoutSeconds: 30,
+    ...strategy,
+  };
+  return platform;
+}
+
+export async function setVersion(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  version: string,
+): Promise<void> {
+  await client.mergePatch({ ...PLATFORMS, namespace, name }, { spec: { version } });
+}
+
+export type Workload = KubeObject & {
+  spec?: {
+    replicas?: number;
+    updateStrategy?: { rollingUpdate?: { partition?: number } };
+    template?: { spec?: { containers?: { name: string; image: string }[] } };
+  };
+  status?: { readyReplicas?: number; replicas?: number; updatedReplicas?: number };
+};
+
+export type Pod = KubeObject & {
+  spec?: { containers?: { image: string }[] };
+  status?: { conditions?: { type: string; status: string }[] };
+};
+
+export function isReadyPod(p: Pod): boolean {
+  return p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
