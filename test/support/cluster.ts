@@ -43,6 +43,7 @@ export async function createTestNamespace(
   await core.createNamespace({
     body: { metadata: { name, labels: { "onto.paas/test": "true", ...labels } } },
   });
+  created.add(name);
   afterAll(async () => {
     await core.deleteNamespace({ name }).catch(() => undefined);
   });
