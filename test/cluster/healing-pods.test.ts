@@ -1,0 +1,182 @@
+// Crash-loop diagnosis and evicted-pod cleanup end to end (issue 7).
+// - Crash loop: the platform's TLS Secret is deleted and schema-registry's new pods crash-loop
+//   (KWOK fault stage crashloop, exit code and message from annotations): the CrashLoop condition
+//   and a Warning Event name the missing Secret, the exit code and the message; nothing restarts.
+// - Evicted: a Ready auth-service pod is given the status the kubelet writes when it evicts (phase
+//   Failed, reason Evicted) on a node whose status reports DiskPressure: the healer deletes it and
+//   the Event carries the node's pressure condition. The node is restored in a finally block.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { OntoPlatform } from "../../src/api/index.js";
+import type { RunningOperator } from "../../src/controllers/operator.js";
+import type { KubeClient, KubeObject } from "../../src/kube/index.js";
+import { createTestNamespace, eventually } from "../support/cluster.js";
+import {
+  adminClient,
+  installCrd,
+  loadSample,
+  readPlatform,
+  startOperator,
+  tlsSecret,
+  waitForPhase,
+} from "../support/platform.js";
+import { events, healerAudit, isReady, podsOf, seconds, testerClient } from "./healing-support.js";
+
+const NAME = "onto-minimal";
+let client: KubeClient;
+let ns = "";
+let operator: RunningOperator & { auditLog: string };
+const timeline: Record<string, string> = {};
+
+type NodeObj = KubeObject & {
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+};
+
+beforeAll(async () => {
+  client = adminClient();
+  await installCrd(client);
+  ns = await createTestNamespace("heal-pods");
+  await client.apply(tlsSecret(ns, "onto-tls"));
+  operator = await startOperator([ns]);
+  const platform: OntoPlatform = loadSample("minimal.yaml", ns);
+  platform.spec.global = { tlsEnabled: true, tlsSecretName: "onto-tls" };
+  await client.apply(platform);
+  await waitForPhase(client, ns, NAME, "Running");
+});
+
+afterAll(async () => {
+  console.log(`pod healing timeline (seconds from fault): ${JSON.stringify(timeline)}`);
+  await operator?.stop();
+});
+
+describe("CrashLoopBackOff", () => {
+  it("names the missing Secret, the exit code and the message in the condition and an Event", async () => {
+    await client.delete({ apiVersion: "v1", kind: "Secret", namespace: ns, name: "onto-tls" });
+    const fault = Date.now();
+    await testerClient().mergePatch(
+      { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "schema-registry" },
+      {
+        spec: {
+          template: {
+            metadata: {
+              labels: { "fault.onto.paas/mode": "crashloop" },
+              annotations: {
+                "fault.onto.paas/exit-code": "3",
+                "fault.onto.paas/message": "open /etc/onto/tls/tls.crt: no such file or directory",
+              },
+            },
+          },
+        },
+      },
+    );
+    const condition = await eventually(
+      "the CrashLoop condition",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        return p.status?.conditions?.find((c) => c.type === "CrashLoop" && c.status === "True");
+      },
+      90_000,
+    );
+    timeline["crash loop diagnosed"] = seconds(fault);
+    expect(condition.reason).toBe("MissingSecret");
+    expect(condition.message).toContain("schema-registry:");
+    expect(condition.message).toContain("Secret onto-tls (volume tls)");
+    expect(condition.message).toContain("exit code 3");
+    expect(condition.message).toContain("no such file or directory");
+
+    const event = await eventually("a MissingSecret Event", async () =>
+      (await events(client, ns)).find((e) => e.reason === "MissingSecret" && e.type === "Warning"),
+    );
+    expect(event.note).toContain("Secret onto-tls");
+    // No blind restart: the healer deleted no pod of the crash-looping component.
+    expect(healerAudit(operator.auditLog).filter((l) => l.verb !== "status")).toEqual([]);
+  });
+
+  it("clears the condition once the Secret is back and the pods run", async () => {
+    await client.apply(tlsSecret(ns, "onto-tls"));
+    await testerClient().mergePatch(
+      { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "schema-registry" },
+      { spec: { template: { metadata: { labels: { "fault.onto.paas/mode": null } } } } },
+    );
+    const cleared = await eventually(
+      "the CrashLoop condition False",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        return p.status?.conditions?.find((c) => c.type === "CrashLoop" && c.status === "False");
+      },
+      90_000,
+    );
+    expect(cleared.reason).toBe("NoCrashLoop");
+  });
+});
+
+describe("Evicted", () => {
+  it("deletes an evicted pod and records the node's pressure condition in the Event", async () => {
+    const pod = (await podsOf(client, ns, "auth-service")).find(isReady);
+    if (!pod?.metadata?.name || !pod.spec?.nodeName) throw new Error("no Ready auth-service pod");
+    const nodeName = pod.spec.nodeName;
+    const nodeRef = { apiVersion: "v1", kind: "Node", name: nodeName };
+    const tester = testerClient();
+    const setDiskPressure = async (on: boolean): Promise<void> => {
+      const node = await client.get<NodeObj>(nodeRef);
+      const conditions = (node.status?.conditions ?? []).map((c) =>
+        c.type === "DiskPressure"
+          ? {
+              ...c,
+              status: on ? "True" : "False",
+              reason: on ? "KubeletHasDiskPressure" : "KubeletHasNoDiskPressure",
+              message: on ? "simulated: the node's disk is nearly full" : "kubelet has no disk pressure",
+            }
+          : c,
+      );
+      await tester.mergePatch(nodeRef, { status: { conditions } }, "status");
+    };
+    try {
+      await setDiskPressure(true);
+      // The healer reads nodes from its cache: wait until it holds the pressure.
+      const nodes = operator.manager.informers.informer({ apiVersion: "v1", kind: "Node" }).store;
+      await eventually("the operator's cache to see DiskPressure", async () =>
+        nodes
+          .getByName(undefined, nodeName)
+          ?.status?.conditions?.some((c) => c.type === "DiskPressure" && c.status === "True")
+          ? true
+          : undefined,
+      );
+      const fault = Date.now();
+      await tester.mergePatch(
+        { apiVersion: "v1", kind: "Pod", namespace: ns, name: pod.metadata.name },
+        {
+          status: {
+            phase: "Failed",
+            reason: "Evicted",
+            message: "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi.",
+          },
+        },
+        "status",
+      );
+      await eventually("the evicted pod deleted", async () =>
+        (await client.getIfExists({
+          apiVersion: "v1",
+          kind: "Pod",
+          namespace: ns,
+          name: pod.metadata?.name ?? "",
+        }))
+          ? undefined
+          : true,
+      );
+      timeline["evicted pod deleted"] = seconds(fault);
+      const event = await eventually("an Evicted Event", async () =>
+        (await events(client, ns)).find(
+          (e) => e.reason === "Evicted" && e.note?.includes(pod.metadata?.name ?? "?"),
+        ),
+      );
+      expect(event.note).toContain("low on resource: ephemeral-storage");
+      expect(event.note).toContain(`node ${nodeName} reports DiskPressure=True (KubeletHasDiskPressure)`);
+      const metric = await operator.manager.metrics.registry.getSingleMetricAsString(
+        "onto_healing_actions_total",
+      );
+      expect(metric).toMatch(/action="delete-evicted",reason="Evicted"\} 1/);
+    } finally {
+      await setDiskPressure(false);
+    }
+  });
+});
