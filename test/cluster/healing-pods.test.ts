@@ -134,13 +134,12 @@ describe("Evicted", () => {
       await setDiskPressure(true);
       // The healer reads nodes from its cache: wait until it holds the pressure.
       const nodes = operator.manager.informers.informer({ apiVersion: "v1", kind: "Node" }).store;
-      await eventually("the operator's cache to see DiskPressure", async () =>
-        nodes
-          .getByName(undefined, nodeName)
-          ?.status?.conditions?.some((c) => c.type === "DiskPressure" && c.status === "True")
+      await eventually("the operator's cache to see DiskPressure", async () => {
+        const held: NodeObj | undefined = nodes.getByName(undefined, nodeName);
+        return held?.status?.conditions?.some((c) => c.type === "DiskPressure" && c.status === "True")
           ? true
-          : undefined,
-      );
+          : undefined;
+      });
       const fault = Date.now();
       await tester.mergePatch(
         { apiVersion: "v1", kind: "Pod", namespace: ns, name: pod.metadata.name },
