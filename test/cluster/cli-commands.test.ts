@@ -1,0 +1,305 @@
+// The `onto` commands a platform engineer runs against a live platform (issue 9), each as a real
+// process (`node bin/onto.js ...` with KUBECONFIG set) against the production sample reconciled
+// by an in-process operator: diff (exit 0 unchanged, 1 with exactly the changed objects and
+// fields, prunes), status (tree, JSON, --until), pause/resume, upgrade --watch, exit codes.
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import type { OntoPlatform } from "../../src/api/index.js";
+import { renderFile } from "../../src/cli/commands/render.js";
+import type { RunningOperator } from "../../src/controllers/operator.js";
+import type { KubeClient } from "../../src/kube/index.js";
+import { createTestNamespace, eventually, kubeconfigPath } from "../support/cluster.js";
+import {
+  PLATFORMS,
+  adminClient,
+  installCrd,
+  loadSample,
+  readPlatform,
+  startOperator,
+  tlsSecret,
+  waitForPhase,
+} from "../support/platform.js";
+
+const NAME = "onto-production";
+let client: KubeClient;
+let ns = "";
+let operator: RunningOperator & { auditLog: string };
+let dir = "";
+let sample: OntoPlatform;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `onto ARGS` as its own process with the test cluster's kubeconfig; never blocks the loop. */
+function onto(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["bin/onto.js", ...args],
+      { env: { ...process.env, KUBECONFIG: kubeconfigPath(), NO_COLOR: "1" }, timeout: 300_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+function writePlatform(file: string, platform: OntoPlatform): string {
+  const path = join(dir, file);
+  writeFileSync(path, stringify(platform));
+  return path;
+}
+
+function edited(change: (p: OntoPlatform) => void): OntoPlatform {
+  const copy = structuredClone(sample);
+  change(copy);
+  return copy;
+}
+
+/** Kind/name of every object whose rendering differs between two platforms (offline, pure). */
+function renderedDifferences(a: OntoPlatform, b: OntoPlatform): { changed: string[]; gone: string[] } {
+  const render = (p: OntoPlatform) =>
+    new Map(renderFile(stringify(p), { apiVersions: [] }).map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+  const before = render(a);
+  const after = render(b);
+  const changed = [...after].filter(
+    ([id, o]) => before.has(id) && JSON.stringify(before.get(id)) !== JSON.stringify(o),
+  );
+  return {
+    changed: changed.map(([id]) => id).sort(),
+    gone: [...before.keys()].filter((id) => !after.has(id)).sort(),
+  };
+}
+
+/** The `~ Kind/name`, `+ ...`, `- ...` lines of diff's text output, by sign. */
+function objectLines(stdout: string, sign: "~" | "+" | "-"): string[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l.startsWith(`${sign} `))
+    .map((l) => l.slice(2).split("  ")[0] ?? "")
+    .sort();
+}
+
+beforeAll(async () => {
+  client = adminClient();
+  await installCrd(client);
+  ns = await createTestNamespace("cli");
+  dir = mkdtempSync(join(tmpdir(), "onto-cli-"));
+  await client.apply(tlsSecret(ns, "onto-tls"));
+  operator = await startOperator([ns]);
+  sample = loadSample("production.yaml", ns);
+  // Upgrades here test the CLI, not the canary timing: no soak. And no GPU: the shared cluster's
+  // 16 GPUs may be taken by other files' platforms, and the CLI does not care where pods run.
+  sample.spec.upgradeStrategy = { soakSeconds: 0 };
+  sample.spec.intelligencePlane = {
+    ...sample.spec.intelligencePlane,
+    reasoningService: { ...sample.spec.intelligencePlane?.reasoningService, gpu: { enabled: false } },
+  };
+  await client.apply(sample);
+  await waitForPhase(client, ns, NAME, "Running");
+});
+
+afterAll(async () => {
+  await operator?.stop();
+});
+
+describe("onto diff", () => {
+  it("finds no difference for the file the platform was applied from, and exits 0", async () => {
+    const run = await onto("diff", "-f", writePlatform("same.yaml", sample));
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toBe("no differences\n");
+    expect(run.code).toBe(0);
+  });
+
+  it("lists exactly the objects and fields a replica count and the log level change, and exits 1", async () => {
+    const changed = edited((p) => {
+      p.spec.gateway = { ...p.spec.gateway, replicas: 5 };
+      p.spec.observability = { ...p.spec.observability, logging: { level: "DEBUG", format: "json" } };
+    });
+    const run = await onto("diff", "-f", writePlatform("edited.yaml", changed));
+    expect(run.code).toBe(1);
+    const expected = renderedDifferences(sample, changed);
+    // The gateway's Deployment and every component's ConfigMap (and the workloads whose pod
+    // template carries the config checksum), nothing else.
+    expect(expected.changed).toContain("Deployment/gateway");
+    expect(expected.changed).toContain("ConfigMap/gateway-config");
+    expect(objectLines(run.stdout, "~")).toEqual(
+      [...expected.changed, "OntoPlatform/onto-production"].sort(),
+    );
+    expect(objectLines(run.stdout, "+")).toEqual([]);
+    expect(objectLines(run.stdout, "-")).toEqual([]);
+    expect(run.stdout).toContain("    spec.gateway.replicas: 3 -> 5\n");
+    expect(run.stdout).toContain("    spec.observability.logging.level: INFO -> DEBUG\n");
+    const gateway = run.stdout.slice(run.stdout.indexOf("~ Deployment/gateway\n"));
+    expect(gateway).toMatch(/^~ Deployment\/gateway\n {4}spec\.replicas: 3 -> 5\n/);
+    expect(run.stdout).toContain("~ ConfigMap/gateway-config\n    data.LOG_LEVEL: INFO -> DEBUG\n");
+    expect(run.stdout).toMatch(
+      new RegExp(`0 to add, ${expected.changed.length + 1} to change, 0 to prune\\n$`),
+    );
+
+    // The same answer for scripts; the live platform is untouched (dry runs only).
+    const json = await onto("diff", "-f", join(dir, "edited.yaml"), "-o", "json");
+    expect(json.code).toBe(1);
+    const parsed = JSON.parse(json.stdout) as {
+      platforms: { changes: { op: string; kind: string; name: string }[] }[];
+    };
+    expect(parsed.platforms[0]?.changes.map((c) => `${c.kind}/${c.name}`).sort()).toEqual(
+      objectLines(run.stdout, "~"),
+    );
+    expect((await readPlatform(client, ns, NAME)).spec.gateway?.replicas).toBe(3);
+  });
+
+  it("lists what the operator would prune when a component is turned off", async () => {
+    const withoutTemporal = edited((p) => {
+      p.spec.intelligencePlane = {
+        ...p.spec.intelligencePlane,
+        agentRuntime: { ...p.spec.intelligencePlane?.agentRuntime, temporal: { enabled: false } },
+      };
+    });
+    const run = await onto("diff", "-f", writePlatform("no-temporal.yaml", withoutTemporal));
+    expect(run.code).toBe(1);
+    const expected = renderedDifferences(sample, withoutTemporal);
+    expect(expected.gone).toContain("Deployment/temporal");
+    expect(objectLines(run.stdout, "-")).toEqual(expected.gone);
+    expect(objectLines(run.stdout, "~")).toEqual(
+      [...expected.changed, "OntoPlatform/onto-production"].sort(),
+    );
+  });
+
+  it("exits 2 on a file it cannot use, naming the field", async () => {
+    const bad = writePlatform(
+      "bad.yaml",
+      edited((p) => {
+        p.spec.gateway = { ...p.spec.gateway, replicas: -1 };
+      }),
+    );
+    const run = await onto("diff", "-f", bad);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("gateway.replicas");
+    expect((await onto("diff", "-f", join(dir, "missing.yaml"))).code).toBe(2);
+  });
+});
+
+describe("onto status", () => {
+  it("shows every plane and component with ready/desired, the phase, conditions and Events", async () => {
+    const run = await onto("status", NAME, "-n", ns);
+    expect(run.code).toBe(0);
+    const platform = await readPlatform(client, ns, NAME);
+    expect(run.stdout.split("\n")[0]).toBe(
+      `OntoPlatform ${ns}/${NAME}  Running  version 1.5.0  ready 13/13  generation ${platform.metadata.generation}, observed ${platform.metadata.generation}`,
+    );
+    for (const plane of ["infrastructure", "control plane", "data plane", "intelligence plane", "gateway"])
+      expect(run.stdout).toMatch(new RegExp(`^[├└]─ ${plane}  Ready$`, "m"));
+    for (const [name, state] of Object.entries(platform.status?.componentStatuses ?? {}))
+      expect(run.stdout).toMatch(
+        new RegExp(`─ ${name}\\s+${state.ready}/${state.desired}\\s+Ready\\s+1\\.5\\.0$`, "m"),
+      );
+    expect(Object.keys(platform.status?.componentStatuses ?? {})).toHaveLength(13);
+    expect(run.stdout).toMatch(/^ {2}Available\s+True\s+AllComponentsReady\s/m);
+    expect(run.stdout).toMatch(/Normal\s+Missing\s+created Ingress\/gateway/);
+  });
+
+  it("prints JSON (and YAML) for scripts", async () => {
+    const run = await onto("status", NAME, "-n", ns, "-o", "json");
+    expect(run.code).toBe(0);
+    const doc = JSON.parse(run.stdout) as { platform: OntoPlatform; events: { reason: string }[] };
+    expect(doc.platform.status?.phase).toBe("Running");
+    expect(doc.platform.metadata.name).toBe(NAME);
+    expect(doc.events.some((e) => e.reason === "Missing")).toBe(true);
+    expect(run.stdout).not.toContain("managedFields");
+    const yaml = await onto("status", NAME, "-n", ns, "-o", "yaml");
+    expect(yaml.stdout).toMatch(/^---\nplatform:\n/);
+  });
+
+  it("--watch --until Running exits 0 once Running; a platform in Error exits 1; a missing one 2", async () => {
+    const running = await onto("status", NAME, "-n", ns, "--watch", "--until", "Running");
+    expect(running.code).toBe(0);
+    expect(running.stderr).toContain(`reached: ${ns}/${NAME} phase Running`);
+
+    // A second platform in the namespace is refused by the operator (phase Error, NamespaceTaken).
+    await client.apply({ ...loadSample("minimal.yaml", ns), metadata: { name: "intruder", namespace: ns } });
+    const failed = await onto(
+      "status",
+      "intruder",
+      "-n",
+      ns,
+      "--watch",
+      "--until",
+      "Running",
+      "--timeout",
+      "60",
+    );
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("phase Error: NamespaceTaken");
+    await client.delete({ ...PLATFORMS, namespace: ns, name: "intruder" });
+
+    const missing = await onto("status", "nothing-here", "-n", ns);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`OntoPlatform ${ns}/nothing-here not found`);
+  });
+});
+
+describe("onto pause / resume", () => {
+  it("flip spec.paused, and the operator reports Paused until resumed", async () => {
+    const paused = await onto("pause", NAME, "-n", ns);
+    expect(paused.code).toBe(0);
+    expect((await readPlatform(client, ns, NAME)).spec.paused).toBe(true);
+    await eventually("the operator to report Paused", async () => {
+      const p = await readPlatform(client, ns, NAME);
+      const progressing = p.status?.conditions?.find((c) => c.type === "Progressing");
+      return p.status?.observedGeneration === p.metadata.generation && progressing?.reason === "Paused"
+        ? true
+        : undefined;
+    });
+    expect((await onto("status", NAME, "-n", ns)).stdout).toMatch(
+      /PAUSED\n[\s\S]*Progressing\s+False\s+Paused/,
+    );
+
+    expect((await onto("resume", NAME, "-n", ns)).code).toBe(0);
+    expect((await readPlatform(client, ns, NAME)).spec.paused).toBe(false);
+    await eventually("the operator to reconcile again", async () => {
+      const p = await readPlatform(client, ns, NAME);
+      const progressing = p.status?.conditions?.find((c) => c.type === "Progressing");
+      return p.status?.observedGeneration === p.metadata.generation && progressing?.reason !== "Paused"
+        ? true
+        : undefined;
+    });
+  });
+});
+
+describe("onto upgrade", () => {
+  it("refuses an unknown version with exit 2 and changes nothing", async () => {
+    const run = await onto("upgrade", NAME, "-n", ns, "--to", "9.9.9");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("unknown platform version 9.9.9");
+    expect((await readPlatform(client, ns, NAME)).spec.version).toBe("1.5.0");
+  });
+
+  it("--watch shows progress until the platform runs the version, and exits 0", async () => {
+    const run = await onto("upgrade", NAME, "-n", ns, "--to", "1.6.0", "--watch", "--timeout", "240");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trimEnd().split("\n");
+    expect(lines[0]).toBe(`${ns}/${NAME}: spec.version 1.5.0 -> 1.6.0`);
+    expect(lines.some((l) => /^upgrading to 1\.6\.0 \[[#-]{24}\] \d+\/13/.test(l))).toBe(true);
+    expect(lines.at(-2)).toBe("done to 1.6.0 [########################] 13/13");
+    expect(lines.at(-1)).toBe(`upgraded ${ns}/${NAME} to 1.6.0`);
+    const platform = await readPlatform(client, ns, NAME);
+    expect(platform.status?.version).toBe("1.6.0");
+  });
+
+  it("refuses a downgrade unless forced (exit 2)", async () => {
+    const run = await onto("upgrade", NAME, "-n", ns, "--to", "1.5.0");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("1.6.0 -> 1.5.0 is a downgrade");
+    expect((await readPlatform(client, ns, NAME)).spec.version).toBe("1.6.0");
+  });
+});
