@@ -3,7 +3,9 @@
 // a partition, and ends on 1.6.0 with phase Running. A sampler records what the cluster held while
 // it ran (canaries, partitions); the audit log gives the order and the time per step.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMPONENTS } from "../../src/api/index.js";
+import { COMPONENTS, resolveSpec } from "../../src/api/index.js";
+import { deploymentRolledOut, observed, templateRuns } from "../../src/controllers/upgrade/health.js";
+import { imageFor, releaseFor } from "../../src/release/index.js";
 import type { RunningOperator } from "../../src/controllers/operator.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
@@ -25,6 +27,45 @@ let lines: AuditLine[] = [];
 const canariesSeen = new Set<string>();
 const partitionsSeen = new Map<string, Set<number>>();
 let upgradeSeconds = 0;
+/** When this test's own watch first saw each component fully on its 1.6.0 image (ms clock). */
+const settledAt = new Map<string, number>();
+const canaryGoneAt = new Map<string, number>();
+
+/**
+ * Watches Deployments and StatefulSets and notes when each component is done as the operator
+ * defines it; the gap to the operator's ComponentUpgraded audit line is the time per step beyond
+ * waiting for pods (watch delivery, queue, decision, status write).
+ */
+async function watchSettling(kind: "Deployment" | "StatefulSet", signal: AbortSignal, registry: string) {
+  const list = await client.list<Workload>("apps/v1", kind, { namespace: ns });
+  const events = client.watch<Workload>("apps/v1", kind, {
+    namespace: ns,
+    signal,
+    resourceVersion: list.resourceVersion,
+  });
+  for await (const event of events) {
+    const w = event.object;
+    const name = w.metadata?.name ?? "";
+    if (name.endsWith("-canary")) {
+      if (event.type === "DELETED") canaryGoneAt.set(name.replace(/-canary$/, ""), Date.now());
+      continue;
+    }
+    if (!COMPONENTS.some((c) => c.name === name) || settledAt.has(name)) continue;
+    const image = imageFor(releaseFor("1.6.0"), name, registry);
+    const s = (
+      w as { status?: { currentRevision?: string; updateRevision?: string; readyReplicas?: number } }
+    ).status;
+    const done =
+      kind === "Deployment"
+        ? deploymentRolledOut(w, image)
+        : observed(w) &&
+          templateRuns(w, image) &&
+          (w.spec?.updateStrategy?.rollingUpdate?.partition ?? 0) === 0 &&
+          s?.currentRevision === s?.updateRevision &&
+          (s?.readyReplicas ?? 0) >= (w.spec?.replicas ?? 1);
+    if (done) settledAt.set(name, Date.now());
+  }
+}
 
 async function sample(): Promise<void> {
   const [deployments, statefulSets] = await Promise.all([
@@ -57,6 +98,11 @@ beforeAll(async () => {
   await client.apply(platform);
   await waitForPhase(client, ns, NAME, "Running");
 
+  const abort = new AbortController();
+  const registry = resolveSpec(platform.spec).global.imageRegistry;
+  const watches = (["Deployment", "StatefulSet"] as const).map((k) =>
+    watchSettling(k, abort.signal, registry).catch(() => undefined),
+  );
   const started = Date.now();
   await setVersion(client, ns, NAME, "1.6.0");
   let done = false;
@@ -82,7 +128,9 @@ beforeAll(async () => {
     );
   } finally {
     done = true;
+    abort.abort();
     await sampler;
+    await Promise.all(watches);
   }
   upgradeSeconds = (Date.now() - started) / 1000;
   lines = auditLines(operator.auditLog).filter((l) => l.actor === "upgrade");
@@ -152,17 +200,21 @@ describe("1.5.0 -> 1.6.0 on the production sample", () => {
       expect(reasons.has(r), r).toBe(true);
   });
 
-  it("takes well under a second from a healthy step to the next (audit timestamps)", () => {
-    // Promoted follows CanaryHealthy in the same reconcile; CanaryCreated of the next component
-    // follows ComponentUpgraded of the previous one in the same reconcile. The gap that matters,
-    // "healthy -> next step", is the reconcile latency after the watch event, printed per step.
-    const gaps: string[] = [];
-    for (const l of lines.filter((x) => x.reason === "ComponentUpgraded")) {
-      const next = lines.find((x) => x.reason === "CanaryCreated" && x.time >= l.time);
-      if (next)
-        gaps.push(`${l.object.name}->${next.object.name}: ${Date.parse(next.time) - Date.parse(l.time)} ms`);
+  it("prints the time from a component being done to the next step", () => {
+    // ComponentUpgraded and the next CanaryCreated come from the same reconcile (one status
+    // write); the gap measured is from this test's watch seeing the component done (rolled out,
+    // Ready, canary gone) to the operator's audit line of the decision.
+    const gaps: { name: string; ms: number }[] = [];
+    for (const c of COMPONENTS) {
+      const line = lines.find((l) => l.reason === "ComponentUpgraded" && l.object.name === c.name);
+      const seen = Math.max(settledAt.get(c.name) ?? 0, canaryGoneAt.get(c.name) ?? 0);
+      if (line && seen > 0) gaps.push({ name: c.name, ms: Date.parse(line.time) - seen });
     }
-    console.log(`component done -> next canary: ${gaps.join(", ")}`);
-    expect(gaps.length).toBe(COMPONENTS.length - 1);
+    const sorted = gaps.map((g) => g.ms).sort((a, b) => a - b);
+    console.log(
+      `done -> next step (ms, watch-observed done to audit line): ${gaps.map((g) => `${g.name} ${g.ms}`).join(", ")}; ` +
+        `median ${sorted[Math.floor(sorted.length / 2)] ?? "?"} ms, max ${sorted.at(-1) ?? "?"} ms`,
+    );
+    expect(gaps.length).toBe(COMPONENTS.length);
   });
 });

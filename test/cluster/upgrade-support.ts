@@ -1,22 +1,11 @@
 // Helpers for the upgrade cluster tests: a platform with test-sized upgrade timings, the audit
-// lines the operator wrote, and releases whose platform-service images fail on purpose (through
-// the KWOK fault stages keyed on the image tag), injected into the operator, never the product catalog.
+// lines the operator wrote, and (re-exported) the test releases whose images fail on purpose.
 import { readFileSync } from "node:fs";
 import type { OntoPlatform } from "../../src/api/index.js";
 import type { KubeClient, KubeObject } from "../../src/kube/index.js";
-import { catalogWith, releaseFor, type Release, type ReleaseCatalog } from "../../src/release/index.js";
 import { PLATFORMS, loadSample } from "../support/platform.js";
 
-/** 1.5.0's infrastructure, platform services tagged `1.5.1-<mode>`: only the services change. */
-export function faultRelease(mode: "never-ready" | "crashloop" | "oom"): Release {
-  return { version: `1.5.1-${mode}`, infrastructure: releaseFor("1.5.0").infrastructure };
-}
-
-export const TEST_RELEASES: ReleaseCatalog = catalogWith([
-  faultRelease("never-ready"),
-  faultRelease("crashloop"),
-  faultRelease("oom"),
-]);
+export { TEST_RELEASES } from "./upgrade-releases.js";
 
 export interface AuditLine {
   time: string;

@@ -262,7 +262,8 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     if (health.state === "failed") return this.fail(scene, record, component, health.fault);
     if (health.state === "waiting") {
       const timeoutMs = scene.spec.upgradeStrategy.healthTimeoutSeconds * 1000;
-      const since = Date.parse(record.stepStartedAt ?? record.startedAt);
+      // The stamp is truncated to the second: count from its end, so the step never fails early.
+      const since = Date.parse(record.stepStartedAt ?? record.startedAt) + 1000;
       const left = since + timeoutMs - scene.now.getTime();
       if (left <= 0) {
         const what = record.step === "Canary" ? "canary" : "rollout";
@@ -513,7 +514,8 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     }
     const since = readySince(pod);
     if (since === undefined) return { state: "waiting", why: notReadyText(pod) };
-    const left = since + scene.spec.upgradeStrategy.soakSeconds * 1000 - scene.now.getTime();
+    // lastTransitionTime is truncated to the second: count the soak from the end of that second.
+    const left = since + 1000 + scene.spec.upgradeStrategy.soakSeconds * 1000 - scene.now.getTime();
     if (left > 0)
       return { state: "waiting", why: `canary soaking, ${Math.ceil(left / 1000)} s left`, inMs: left + 50 };
     return { state: "done" };

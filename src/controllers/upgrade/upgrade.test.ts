@@ -156,9 +156,10 @@ describe("render during upgrades", () => {
       generateSecret: ({ length }) => "x".repeat(length),
     });
   };
-  const template = (objs: RenderedObject[], kind: string, name: string): unknown =>
-    (objs.find((o) => o.kind === kind && o.metadata.name === name) as { spec: { template: unknown } }).spec
-      .template;
+  const template = (objs: RenderedObject[], kind: string, name: string): unknown => {
+    const found = objs.find((o) => o.kind === kind && o.metadata.name === name);
+    return (found?.spec as { template?: unknown } | undefined)?.template;
+  };
 
   it("keeps the pod template of a component whose image a version keeps (no restart)", () => {
     const before = objects("1.6.0");
