@@ -66,8 +66,12 @@ export function progressBar(done: number, total: number, width = 24): string {
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total}`;
 }
 
-/** Components an upgrade changes that the platform runs, or every enabled component when unknown. */
+/**
+ * The components an upgrade rolls: the orchestrator's plan (status.upgrade.planned) when it wrote
+ * one, else the components whose image the version change touches that the platform runs.
+ */
 export function upgradeTotal(upgrade: UpgradeStatus, enabled: string[]): string[] {
+  if (upgrade.planned && Object.keys(upgrade.planned).length > 0) return Object.keys(upgrade.planned);
   try {
     const changed = changedComponents(upgrade.from, upgrade.to, "registry");
     const relevant = enabled.length > 0 ? changed.filter((c) => enabled.includes(c)) : changed;
@@ -89,7 +93,7 @@ export function upgradeLine(
   const total = upgradeTotal(upgrade, enabled);
   const done = upgrade.completedComponents.filter((c) => total.includes(c)).length;
   const phase =
-    upgrade.phase === "Failed"
+    upgrade.phase === "Failed" || upgrade.phase === "RollingBack"
       ? colors.red(upgrade.phase)
       : upgrade.phase === "Succeeded"
         ? colors.green(upgrade.phase)

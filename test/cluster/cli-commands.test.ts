@@ -299,7 +299,7 @@ describe("onto upgrade", () => {
   it("refuses a downgrade unless forced (exit 2)", async () => {
     const run = await onto("upgrade", NAME, "-n", ns, "--to", "1.5.0");
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("1.6.0 -> 1.5.0 is a downgrade");
+    expect(run.stderr).toContain("downgrade 1.6.0 -> 1.5.0: the operator refuses it unless forced (--force)");
     expect((await readPlatform(client, ns, NAME)).spec.version).toBe("1.6.0");
   });
 });

@@ -264,4 +264,44 @@ describe("upgradeProgress", () => {
     );
     expect(failed.failure).toBe("ontology-service: CanaryUnhealthy: crash loop");
   });
+
+  it("counts the orchestrator's plan, shows a rollback, and fails on a refusal of this generation", () => {
+    const upgrade = {
+      from: "1.5.0",
+      to: "1.6.0",
+      phase: "RollingBack" as const,
+      component: "ontology-service",
+      step: "Canary",
+      startedAt: "2026-11-30T02:50:00Z",
+      completedComponents: ["postgres"],
+      planned: { postgres: "1.5.0", redis: "1.5.0", "ontology-service": "1.5.0" },
+    };
+    const back = upgradeProgress(platform({ upgrade }, { version: "1.6.0" }), "1.6.0");
+    expect(back).toMatchObject({ done: 1, total: 3, rollingBack: true, finished: false });
+    expect(progressLine(back, "1.6.0", plain)).toMatch(
+      /^rolling back to 1\.6\.0 \[#{8}-{16}\] 1\/3 {2}ontology-service Canary$/,
+    );
+
+    const refused = (observedGeneration: number) =>
+      platform(
+        {
+          conditions: [
+            {
+              type: "Upgrading",
+              status: "False",
+              reason: "UpgradeRefused",
+              message: "downgrade 1.6.0 -> 1.5.0 refused",
+              lastTransitionTime: "2026-11-30T02:55:00Z",
+              observedGeneration,
+            },
+          ],
+        },
+        { version: "1.5.0" },
+      );
+    expect(upgradeProgress(refused(2), "1.7.0").failure).toBe(
+      "UpgradeRefused: downgrade 1.6.0 -> 1.5.0 refused",
+    );
+    // A condition about an older generation says nothing about this change.
+    expect(upgradeProgress(refused(1), "1.7.0").failure).toBeUndefined();
+  });
 });

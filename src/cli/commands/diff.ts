@@ -96,6 +96,11 @@ export async function diffPlatform(
     out.notes.push("spec.paused is true: the operator would change nothing else");
     return out;
   }
+  const inFlight = live?.status?.upgrade;
+  if (inFlight && (inFlight.phase === "InProgress" || inFlight.phase === "RollingBack"))
+    out.notes.push(
+      `an upgrade ${inFlight.from} -> ${inFlight.to} is in flight (${inFlight.phase}${inFlight.component ? `, at ${inFlight.component}` : ""}): workloads it has not reached yet show their end state`,
+    );
   if (live && after.spec.version !== live.spec.version)
     out.notes.push(
       `spec.version ${live.spec.version} -> ${after.spec.version}: the operator gets there by an ordered upgrade, component by component; shown is the end state`,

@@ -67,7 +67,12 @@ export function untilOutcome(
       message: `upgrade ${upgrade.from} -> ${upgrade.to} failed${f ? ` at ${f.component}: ${f.reason}: ${f.message}` : ""}`,
     };
   }
-  const failedCondition = status.conditions?.find((c) => c.reason === "UpgradeFailed" && c.status === "True");
+  const failedCondition = status.conditions?.find(
+    (c) =>
+      c.type === "Upgrading" &&
+      c.reason === "UpgradeFailed" &&
+      (c.observedGeneration === undefined || c.observedGeneration === platform.metadata.generation),
+  );
   if (failedCondition) return { code: 1, message: `UpgradeFailed: ${failedCondition.message}` };
   if (status.phase === until) return { code: 0, message: `phase ${until}` };
   if (status.phase === "Error") {

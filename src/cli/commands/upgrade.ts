@@ -3,8 +3,10 @@
 // VERSION (exit 0) or the upgrade fails (exit 1, with the failure).
 import { Command } from "commander";
 import type { OntoPlatform } from "../../api/index.js";
+import { FORCE_ANNOTATION, RETRY_ANNOTATION } from "../../controllers/upgrade/index.js";
 import type { KubeClient } from "../../kube/index.js";
-import { KNOWN_VERSIONS, isDowngrade, releaseFor, skipsMinor } from "../../release/index.js";
+import { refusal } from "../../controllers/upgrade/plan.js";
+import { KNOWN_VERSIONS, releaseFor } from "../../release/index.js";
 import {
   EnvironmentError,
   PLATFORM_REF,
@@ -17,26 +19,34 @@ import { paletteFor, type Palette } from "../output.js";
 import { progressBar, upgradeTotal } from "../status-view.js";
 import { interruptSignal } from "./status.js";
 
-/**
- * Annotation that lets one upgrade take a path the release catalog calls unsafe (downgrade,
- * skipped minor), like spec.upgradeStrategy.force but for this change only. No constant for it
- * existed in src/controllers when this was written; the upgrade orchestrator is to honour it.
- */
-export const FORCE_UPGRADE_ANNOTATION = "onto.paas/force-upgrade";
+/** The orchestrator's one-change override of spec.upgradeStrategy.force (value "true"). */
+export const FORCE_UPGRADE_ANNOTATION = FORCE_ANNOTATION;
 
 export interface UpgradeProgress {
   done: number;
   total: number;
   /** Where the upgrade is: "group/component step", when the operator reports it. */
   current?: string;
+  rollingBack: boolean;
   finished: boolean;
+  /** The upgrade failed (and was rolled back) or the operator refuses it. */
   failure?: string;
+}
+
+/** The Upgrading condition the orchestrator wrote for the platform's current generation. */
+function upgradingCondition(platform: OntoPlatform) {
+  return platform.status?.conditions?.find(
+    (c) =>
+      c.type === "Upgrading" &&
+      (c.observedGeneration === undefined || c.observedGeneration === platform.metadata.generation),
+  );
 }
 
 /**
  * How far `platform` is on its way to `target`. From status.upgrade when the operator reports
  * an upgrade to `target`; otherwise from the components' versions (components Ready at `target`
- * over the components the version change touches).
+ * over the components the version change touches). A refusal (downgrade, skipped minor without
+ * force) is a failure: the operator will not start until the spec or an annotation changes.
  */
 export function upgradeProgress(platform: OntoPlatform, target: string): UpgradeProgress {
   const status = platform.status ?? {};
@@ -44,6 +54,11 @@ export function upgradeProgress(platform: OntoPlatform, target: string): Upgrade
   const enabled = Object.keys(statuses);
   const finished =
     status.version === target && status.observedGeneration === (platform.metadata.generation ?? 0);
+  const condition = upgradingCondition(platform);
+  const refused =
+    condition?.reason === "UpgradeRefused" || condition?.reason === "UpgradeFailed"
+      ? `${condition.reason}: ${condition.message}`
+      : undefined;
   const upgrade = status.upgrade;
   if (upgrade && upgrade.to === target) {
     const total = upgradeTotal(upgrade, enabled);
@@ -53,12 +68,13 @@ export function upgradeProgress(platform: OntoPlatform, target: string): Upgrade
       upgrade.phase === "Failed"
         ? upgrade.failure
           ? `${upgrade.failure.component}: ${upgrade.failure.reason}: ${upgrade.failure.message}`
-          : "the upgrade failed"
+          : (refused ?? "the upgrade failed")
         : undefined;
     return {
       done: finished ? total.length : done,
       total: total.length,
       ...(where ? { current: `${where}${upgrade.step ? ` ${upgrade.step}` : ""}` } : {}),
+      rollingBack: upgrade.phase === "RollingBack",
       finished,
       ...(failure ? { failure } : {}),
     };
@@ -70,13 +86,18 @@ export function upgradeProgress(platform: OntoPlatform, target: string): Upgrade
   );
   const done = total.filter((c) => statuses[c]?.version === target && statuses[c]?.phase === "Ready");
   const rolling = total.find((c) => !done.includes(c) && statuses[c]?.phase !== "Ready");
-  const failed = status.conditions?.find((c) => c.reason === "UpgradeFailed" && c.status === "True");
+  const blocked = condition?.reason === "UpgradeBlocked" ? condition.message : undefined;
   return {
     done: finished ? total.length : done.length,
     total: total.length,
-    ...(rolling ? { current: `${rolling} ${statuses[rolling]?.phase ?? ""}`.trim() } : {}),
+    ...(blocked
+      ? { current: `blocked: ${blocked}` }
+      : rolling
+        ? { current: `${rolling} ${statuses[rolling]?.phase ?? ""}`.trim() }
+        : {}),
+    rollingBack: false,
     finished,
-    ...(failed ? { failure: failed.message } : {}),
+    ...(refused && !finished && condition?.reason === "UpgradeRefused" ? { failure: refused } : {}),
   };
 }
 
@@ -85,7 +106,9 @@ export function progressLine(progress: UpgradeProgress, target: string, colors: 
     ? colors.red("failed")
     : progress.finished
       ? colors.green("done")
-      : colors.yellow("upgrading");
+      : progress.rollingBack
+        ? colors.red("rolling back")
+        : colors.yellow("upgrading");
   return `${state} to ${target} ${progressBar(progress.done, progress.total)}${
     progress.current && !progress.finished ? `  ${progress.current}` : ""
   }`;
@@ -97,6 +120,8 @@ export interface UpgradeRun {
   name: string;
   to: string;
   force: boolean;
+  /** Try a failed upgrade to the same version again (the orchestrator's retry annotation). */
+  retry?: boolean;
   watch: boolean;
   timeoutMs?: number | undefined;
   intervalMs?: number;
@@ -115,26 +140,31 @@ export async function runUpgrade(run: UpgradeRun): Promise<number> {
   }
   const platform = await getPlatform(run.client, run.namespace, run.name);
   const from = platform.status?.version ?? platform.spec.version;
-  const unsafe = isDowngrade(from, run.to)
-    ? `${from} -> ${run.to} is a downgrade`
-    : skipsMinor(from, run.to)
-      ? `${from} -> ${run.to} skips a minor version`
-      : undefined;
+  // The orchestrator's own rule, so the CLI refuses exactly what the operator would.
+  const unsafe = refusal(from, run.to);
   if (unsafe && !run.force && !platform.spec.upgradeStrategy?.force)
-    throw new EnvironmentError(`${unsafe}; the operator refuses it unless forced (--force)`);
+    throw new EnvironmentError(`${unsafe}: the operator refuses it unless forced (--force)`);
 
-  if (platform.spec.version === run.to && !run.force) {
+  // A force left from an earlier upgrade would silently force this one too: --force is per upgrade.
+  const staleForce = !run.force && platform.metadata.annotations?.[FORCE_UPGRADE_ANNOTATION] !== undefined;
+  const annotations: Record<string, string | null> = {
+    ...(run.force ? { [FORCE_UPGRADE_ANNOTATION]: "true" } : {}),
+    ...(staleForce ? { [FORCE_UPGRADE_ANNOTATION]: null } : {}),
+    ...(run.retry ? { [RETRY_ANNOTATION]: new Date().toISOString() } : {}),
+  };
+  if (platform.spec.version === run.to && Object.keys(annotations).length === 0) {
     out.write(`${run.namespace}/${run.name}: spec.version is already ${run.to}\n`);
   } else {
     await run.client.mergePatch(
       { ...PLATFORM_REF, namespace: run.namespace, name: run.name },
       {
-        ...(run.force ? { metadata: { annotations: { [FORCE_UPGRADE_ANNOTATION]: "true" } } } : {}),
+        ...(Object.keys(annotations).length > 0 ? { metadata: { annotations } } : {}),
         spec: { version: run.to },
       },
     );
+    const how = [run.force ? "forced" : "", run.retry ? "retry" : ""].filter(Boolean).join(", ");
     out.write(
-      `${run.namespace}/${run.name}: spec.version ${platform.spec.version} -> ${run.to}${run.force ? " (forced)" : ""}\n`,
+      `${run.namespace}/${run.name}: spec.version ${platform.spec.version} -> ${run.to}${how ? ` (${how})` : ""}\n`,
     );
   }
   if (!run.watch) return 0;
@@ -190,6 +220,7 @@ export async function runUpgrade(run: UpgradeRun): Promise<number> {
 interface UpgradeFlags extends ConnectionFlags {
   to: string;
   force?: boolean;
+  retry?: boolean;
   watch?: boolean;
   timeout?: number;
 }
@@ -199,7 +230,11 @@ export function upgradeCommand(): Command {
     .description("Start an upgrade: set spec.version; --watch shows progress until done or failed")
     .argument("<name>", "name of the OntoPlatform")
     .requiredOption("--to <version>", `platform version (${KNOWN_VERSIONS.join(", ")})`)
-    .option("--force", `allow a downgrade or a skipped minor (annotation ${FORCE_UPGRADE_ANNOTATION})`)
+    .option(
+      "--force",
+      `allow a downgrade, a skipped minor, or a start while Degraded (annotation ${FORCE_UPGRADE_ANNOTATION}=true)`,
+    )
+    .option("--retry", `try a failed upgrade to the same version again (annotation ${RETRY_ANNOTATION})`)
     .option("-w, --watch", "show progress until the platform runs the version (0) or the upgrade fails (1)")
     .option("--timeout <seconds>", "with --watch: give up (exit 1) after this long", (v) => {
       const n = Number(v);
@@ -215,6 +250,7 @@ export function upgradeCommand(): Command {
         name,
         to: flags.to,
         force: flags.force === true,
+        retry: flags.retry === true,
         watch: flags.watch === true,
         timeoutMs: flags.timeout ? flags.timeout * 1000 : undefined,
         signal: interruptSignal(),
