@@ -161,6 +161,9 @@ describe("1.5.0 -> 1.6.0 on the production sample", () => {
     const ontology = deployments.items.find((d) => d.metadata?.name === "ontology-service");
     expect(ontology?.spec?.template?.spec?.containers?.[0]?.image).toMatch(/ontology-service:1\.6\.0$/);
     console.log(`upgrade 1.5.0 -> 1.6.0 of the production sample: ${upgradeSeconds.toFixed(1)} s`);
+    const metrics = await operator.manager.metrics.registry.metrics();
+    expect(metrics).toMatch(/onto_upgrades_total\{result="succeeded"\} 1/);
+    expect(metrics).toMatch(/onto_upgrade_duration_seconds_count\{result="succeeded"\} 1/);
   });
 
   it("upgraded the components strictly in plane order, one at a time", () => {

@@ -249,3 +249,25 @@ describe("rollbackScope Platform", () => {
     expect(platform.status?.version).toBe("1.5.0");
   });
 });
+
+describe("guard rails", () => {
+  it("refuses a downgrade and a skipped minor, naming why, and changes nothing", async () => {
+    const before = await workload("Deployment", "ontology-service");
+    for (const [version, why] of [
+      ["1.4.2", "downgrade 1.5.0 -> 1.4.2"],
+      ["1.7.0", "skipped minor 1.5.0 -> 1.7.0 (skips 1.6)"],
+    ] as const) {
+      await setVersion(client, ns, NAME, version);
+      const p = await eventually(`the refusal of ${version}`, async () => {
+        const platform = await readPlatform(client, ns, NAME);
+        const c = platform.status?.conditions?.find((x) => x.type === "Upgrading");
+        return c?.reason === "UpgradeRefused" && c.message.startsWith(why) ? platform : undefined;
+      });
+      expect(p.status?.version).toBe("1.5.0");
+      expect(p.status?.phase).toBe("Running");
+      const after = await workload("Deployment", "ontology-service");
+      expect(after.metadata?.generation).toBe(before.metadata?.generation);
+      expect(after.metadata?.labels?.["app.kubernetes.io/version"]).toBe("1.5.0");
+    }
+  });
+});

@@ -1,0 +1,171 @@
+// Decisions of the upgrade orchestrator from a platform's status and in-memory caches (the same
+// Store the informers fill): when an upgrade starts, holds, is refused or blocked, and what each
+// step renders. The cluster tests (test/cluster/upgrade-*.test.ts) run the same code for real.
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { resolveSpec, type OntoPlatform, type OntoPlatformStatus } from "../../api/index.js";
+import type { KubeObject } from "../../kube/index.js";
+import { Store } from "../../runtime/index.js";
+import { FORCE_ANNOTATION, RETRY_ANNOTATION, UpgradeOrchestrator } from "./orchestrator.js";
+
+const NOW = new Date("2026-01-01T10:00:00Z");
+
+function orchestrator(objects: KubeObject[] = []): UpgradeOrchestrator {
+  const stores = new Map<string, Store<KubeObject>>();
+  for (const o of objects) {
+    const store = stores.get(o.kind ?? "") ?? new Store<KubeObject>();
+    store.upsert(o);
+    stores.set(o.kind ?? "", store);
+  }
+  return new UpgradeOrchestrator({
+    cache: (kind) => stores.get(kind.kind) ?? new Store<KubeObject>(),
+    registry: new Registry(),
+    now: () => NOW,
+  });
+}
+
+function platform(
+  version: string,
+  status: OntoPlatformStatus,
+  annotations: Record<string, string> = {},
+): OntoPlatform {
+  return {
+    apiVersion: "onto.paas/v1alpha1",
+    kind: "OntoPlatform",
+    metadata: { name: "p", namespace: "ns", uid: "u", generation: 2, annotations },
+    spec: { version },
+    status,
+  };
+}
+
+const running = (extra: OntoPlatformStatus = {}): OntoPlatformStatus => ({
+  phase: "Running",
+  version: "1.5.0",
+  ...extra,
+});
+
+describe("UpgradeOrchestrator.decide", () => {
+  it("does nothing before the platform ever ran fully, or when the version is unchanged", () => {
+    const o = orchestrator();
+    expect(
+      o.decide(platform("1.6.0", { phase: "Provisioning" }), resolveSpec({ version: "1.6.0" })),
+    ).toBeUndefined();
+    expect(o.decide(platform("1.5.0", running()), resolveSpec({ version: "1.5.0" }))).toBeUndefined();
+  });
+
+  it("starts with the first planned component's canary, the rest pinned on the old version", () => {
+    const d = orchestrator().decide(platform("1.6.0", running()), resolveSpec({ version: "1.6.0" }));
+    expect(d?.upgrade).toMatchObject({
+      from: "1.5.0",
+      to: "1.6.0",
+      phase: "InProgress",
+      component: "postgres",
+      group: "infrastructure",
+      step: "Canary",
+      progress: "0/12", // temporal is off by default
+      completedComponents: [],
+    });
+    expect(d?.step?.postgres).toEqual({ version: "1.6.0", partition: 0 });
+    expect(d?.step?.["ontology-service"]).toEqual({ version: "1.5.0" });
+    expect(d?.condition).toMatchObject({ status: "True", reason: "Upgrading" });
+    expect(d?.notes?.map((n) => n.reason)).toEqual(["UpgradeStarted", "CanaryCreated"]);
+  });
+
+  it("refuses a downgrade and holds every component where it is, unless forced", () => {
+    const spec = resolveSpec({ version: "1.4.2" });
+    const d = orchestrator().decide(platform("1.4.2", running()), spec);
+    expect(d?.upgrade).toBeUndefined();
+    expect(d?.condition).toMatchObject({ status: "False", reason: "UpgradeRefused" });
+    expect(d?.condition?.message).toMatch(/^downgrade 1\.5\.0 -> 1\.4\.2 refused/);
+    expect(d?.step?.postgres).toEqual({ version: "1.5.0" });
+    const forced = orchestrator().decide(platform("1.4.2", running(), { [FORCE_ANNOTATION]: "true" }), spec);
+    expect(forced?.upgrade?.phase).toBe("InProgress");
+  });
+
+  it("does not start while the platform is Degraded unless forced", () => {
+    const spec = resolveSpec({ version: "1.6.0" });
+    const d = orchestrator().decide(platform("1.6.0", running({ phase: "Degraded" })), spec);
+    expect(d?.condition).toMatchObject({ status: "False", reason: "UpgradeBlocked" });
+    expect(d?.requeueAfterMs).toBeGreaterThan(0);
+    const forcedSpec = resolveSpec({ version: "1.6.0", upgradeStrategy: { force: true } });
+    expect(
+      orchestrator().decide(platform("1.6.0", running({ phase: "Degraded" })), forcedSpec)?.upgrade?.phase,
+    ).toBe("InProgress");
+  });
+
+  it("after a failure holds until the version changes or a new retry value is set", () => {
+    const failed: OntoPlatformStatus["upgrade"] = {
+      from: "1.5.0",
+      to: "1.6.0",
+      phase: "Failed",
+      startedAt: "2026-01-01T09:00:00Z",
+      completedComponents: ["postgres"],
+      planned: { postgres: "1.5.0", redis: "1.5.0" },
+      component: "redis",
+      failure: { component: "redis", reason: "CrashLoopBackOff", message: "x" },
+      retryRequest: "1",
+    };
+    const spec = resolveSpec({ version: "1.6.0" });
+    const held = orchestrator().decide(platform("1.6.0", running({ upgrade: failed })), spec);
+    expect(held?.upgrade).toBeUndefined();
+    expect(held?.step?.postgres).toEqual({ version: "1.6.0" });
+    expect(held?.step?.redis).toEqual({ version: "1.5.0" });
+    const sameRetry = orchestrator().decide(
+      platform("1.6.0", running({ upgrade: failed }), { [RETRY_ANNOTATION]: "1" }),
+      spec,
+    );
+    expect(sameRetry?.upgrade).toBeUndefined();
+    const retried = orchestrator().decide(
+      platform("1.6.0", running({ upgrade: failed }), { [RETRY_ANNOTATION]: "2" }),
+      spec,
+    );
+    expect(retried?.upgrade).toMatchObject({ phase: "InProgress", component: "redis", retryRequest: "2" });
+    expect(Object.keys(retried?.upgrade?.planned ?? {})).not.toContain("postgres");
+  });
+
+  it("renders a promoted component on the target whatever the cache shows (write-ahead wins)", () => {
+    const inFlight: OntoPlatformStatus["upgrade"] = {
+      from: "1.5.0",
+      to: "1.6.0",
+      phase: "InProgress",
+      startedAt: "2026-01-01T09:59:00Z",
+      stepStartedAt: "2026-01-01T09:59:59Z",
+      completedComponents: [],
+      planned: { "ontology-service": "1.5.0", gateway: "1.5.0" },
+      component: "ontology-service",
+      step: "Rollout",
+    };
+    const d = orchestrator().decide(
+      platform("1.6.0", running({ upgrade: inFlight })),
+      resolveSpec({ version: "1.6.0" }),
+    );
+    expect(d?.upgrade).toBeUndefined();
+    expect(d?.step?.["ontology-service"]).toEqual({ version: "1.6.0" });
+    expect(d?.step?.gateway).toEqual({ version: "1.5.0" });
+    expect(d?.step?.postgres).toEqual({ version: "1.6.0" });
+  });
+
+  it("fails a canary step at the health timeout and rolls the component back", () => {
+    const canary: OntoPlatformStatus["upgrade"] = {
+      from: "1.5.0",
+      to: "1.6.0",
+      phase: "InProgress",
+      startedAt: "2026-01-01T09:00:00Z",
+      stepStartedAt: "2026-01-01T09:00:00Z",
+      completedComponents: [],
+      planned: { "ontology-service": "1.5.0" },
+      component: "ontology-service",
+      step: "Canary",
+    };
+    const d = orchestrator().decide(
+      platform("1.6.0", running({ upgrade: canary })),
+      resolveSpec({ version: "1.6.0" }),
+    );
+    expect(d?.upgrade).toMatchObject({
+      phase: "RollingBack",
+      step: "Rollback",
+      failure: { component: "ontology-service", reason: "CanaryNotReady" },
+    });
+    expect(d?.step?.["ontology-service"]).toEqual({ version: "1.5.0" });
+  });
+});
