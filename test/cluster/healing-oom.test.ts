@@ -141,6 +141,18 @@ describe("OOMKilled", () => {
     expect(raised).toMatchObject({ status: "True", reason: "OOMKilled" });
   });
 
+  it("keeps the raised limit across an operator restart, and raises nothing more", async () => {
+    await operator.stop();
+    const restarted = Date.now();
+    operator = await startOperator([ns]);
+    // The new operator sees the same OOM-killed pods at the cap: it must neither raise nor revert.
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    expect(await override()).toMatchObject({ memoryLimit: "12Gi", raises: 3, atCap: true });
+    expect(await templateLimit()).toBe("12Gi");
+    expect(healerAudit(operator.auditLog).filter((l) => l.reason === "OOMKilled")).toEqual([]);
+    timeline["restart checked"] = seconds(restarted);
+  });
+
   it("drops the override when the user sets a limit at or above it (documented rule)", async () => {
     // The fault ends first, so the new limit is not raised again.
     await testerClient().mergePatch(
@@ -161,5 +173,17 @@ describe("OOMKilled", () => {
       (await templateLimit()) === "16Gi" ? true : undefined,
     );
     expect(healerAudit(operator.auditLog).some((l) => l.reason === "SpecLimitChanged")).toBe(true);
+  });
+
+  it("turns everything off with selfHealing.enabled false, clearing its conditions", async () => {
+    await client.mergePatch(
+      { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform", namespace: ns, name: NAME },
+      { spec: { selfHealing: { enabled: false } } },
+    );
+    const cleared = await eventually("MemoryAtCap cleared", async () => {
+      const p = await readPlatform(client, ns, NAME);
+      return p.status?.conditions?.find((c) => c.type === "MemoryAtCap" && c.reason === "HealingDisabled");
+    });
+    expect(cleared.status).toBe("False");
   });
 });

@@ -178,10 +178,18 @@ export class Healer {
     } catch {
       return {}; // the platform reconciler reports an invalid spec in the Degraded condition
     }
-    if (!spec.selfHealing.enabled || spec.paused) return {};
+    if (spec.paused) return {}; // spec.paused: the operator changes nothing, healing included
+    const pass = new Pass(platform, spec, this.now());
+    if (!spec.selfHealing.enabled) {
+      // Off: no action, and no healer condition left saying something is going on. Overrides
+      // already in status stay (render keeps applying them) until the spec limit passes them.
+      for (const type of Object.values(HEALING_CONDITIONS))
+        pass.condition(type, false, "HealingDisabled", "spec.selfHealing.enabled is false");
+      await this.writeStatus(pass);
+      return {};
+    }
 
     const reconcileId = `heal-${name}-${(this.counter++).toString(36)}-${Date.now().toString(36)}`;
-    const pass = new Pass(platform, spec, this.now());
     const pods = this.deps
       .pods(namespace)
       .byNamespace(namespace)
