@@ -289,8 +289,13 @@ describe("onto upgrade", () => {
     expect(run.code).toBe(0);
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(`${ns}/${NAME}: spec.version 1.5.0 -> 1.6.0`);
-    expect(lines.some((l) => /^upgrading to 1\.6\.0 \[[#-]{24}\] \d+\/13/.test(l))).toBe(true);
-    expect(lines.at(-2)).toBe("done to 1.6.0 [########################] 13/13");
+    // The orchestrator's plan: the components whose image 1.6.0 changes, one after the other.
+    const progress = lines.filter((l) => l.startsWith("upgrading to 1.6.0 "));
+    expect(progress.length).toBeGreaterThan(1);
+    for (const line of progress)
+      expect(line).toMatch(/^upgrading to 1\.6\.0 \[[#-]{24}\] \d+\/\d+( {2}\S.*)?$/);
+    expect(progress.some((l) => /\/ontology-service (Canary|Soak|Rollout)/.test(l))).toBe(true);
+    expect(lines.at(-2)).toMatch(/^done to 1\.6\.0 \[#{24}\] (\d+)\/\1$/);
     expect(lines.at(-1)).toBe(`upgraded ${ns}/${NAME} to 1.6.0`);
     const platform = await readPlatform(client, ns, NAME);
     expect(platform.status?.version).toBe("1.6.0");
