@@ -179,3 +179,35 @@ describe("Evicted", () => {
     }
   });
 });
+
+describe("the hourly rate limit", () => {
+  it("raises once with maxActionsPerHour 1, then holds back and says so", async () => {
+    await client.mergePatch(
+      { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform", namespace: ns, name: NAME },
+      { spec: { selfHealing: { maxActionsPerHour: 1, cooldownSeconds: 0 } } },
+    );
+    const fault = Date.now();
+    await testerClient().mergePatch(
+      { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "auth-service" },
+      { spec: { template: { metadata: { labels: { "fault.onto.paas/mode": "oom" } } } } },
+    );
+    const withheld = await eventually(
+      "HealingWithheld for the rate limit",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        const c = p.status?.conditions?.find((c) => c.type === "HealingWithheld" && c.status === "True");
+        return c?.message.includes("rate limit of 1 healing actions per hour") ? c : undefined;
+      },
+      90_000,
+    );
+    timeline["rate limit reached"] = seconds(fault);
+    expect(withheld.message).toContain("raise the memory limit of auth-service");
+    const platform = await readPlatform(client, ns, NAME);
+    // The default limit (1Gi) was raised once, to 1536Mi, and not again.
+    expect(platform.status?.healing?.memoryOverrides?.["auth-service"]).toMatchObject({
+      memoryLimit: "1536Mi",
+      raises: 1,
+    });
+    expect(platform.status?.healing?.recentActions?.length).toBe(1);
+  });
+});
