@@ -254,7 +254,10 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
         },
       });
     }
-    if (record.phase === "RollingBack") return this.rollingBack(scene, record, component);
+    const enabled = scene.enabled.some((c) => c.name === component.name);
+    if (record.phase === "RollingBack") return this.rollingBack(scene, record, component, enabled);
+    // Disabled in the spec while it was in flight: nothing left to upgrade there.
+    if (!enabled) return this.completed(scene, record, component);
     const health =
       record.step === "Canary"
         ? this.canaryHealth(scene, record, component)
@@ -343,7 +346,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       };
     }
 
-    const next = planned.find((name) => !done.includes(name));
+    const next = planned.find((name) => !done.includes(name) && scene.enabled.some((e) => e.name === name));
     const nextInfo = next ? componentByName(next) : undefined;
     if (nextInfo) {
       const moved: UpgradeStatus = { ...base, ...this.stepFields(scene, nextInfo) };
@@ -400,7 +403,12 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     };
   }
 
-  private rollingBack(scene: Scene, record: UpgradeStatus, c: ComponentInfo): UpgradeDecision {
+  private rollingBack(
+    scene: Scene,
+    record: UpgradeStatus,
+    c: ComponentInfo,
+    enabled: boolean,
+  ): UpgradeDecision {
     const previous = record.planned?.[c.name] ?? record.from;
     const image = imageAt(this.releases, c.name, previous, scene.registry);
     const ns = scene.platform.metadata.namespace;
@@ -408,7 +416,9 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     const pods = this.pods(ns, scene.platform.metadata.name, c);
     let back: boolean;
     let deletePods: UpgradeDecision["deletePods"] = [];
-    if (c.kind === "Deployment") {
+    if (!enabled) {
+      back = true; // disabled meanwhile: the reconciler prunes it, there is nothing to roll back
+    } else if (c.kind === "Deployment") {
       back = deploymentRolledOut(workload, image) && !this.canary(ns, c);
     } else {
       back = statefulSetRolledOut(workload, image, pods);
