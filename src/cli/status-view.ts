@@ -206,6 +206,21 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
     }
   }
 
+  const overrides = Object.entries(status.healing?.memoryOverrides ?? {});
+  if (overrides.length > 0) {
+    lines.push("", colors.bold("Healing: memory raised after OOM kills"));
+    lines.push(
+      ...table(
+        overrides.map(([component, o]) => [
+          component,
+          `limit ${o.memoryLimit}${o.memoryRequest ? `, request ${o.memoryRequest}` : ""}`,
+          `${o.raises} raise(s), last ${age(o.raisedAt, now)} ago`,
+          o.atCap ? colors.red("at the cap (selfHealing.maxMemory)") : "",
+        ]),
+      ),
+    );
+  }
+
   const conditions: Condition[] = status.conditions ?? [];
   lines.push("", colors.bold("Conditions"));
   if (conditions.length === 0) lines.push(colors.dim("  (none)"));

@@ -185,6 +185,9 @@ describe("onto diff", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("gateway.replicas");
     expect((await onto("diff", "-f", join(dir, "missing.yaml"))).code).toBe(2);
+    const elsewhere = await onto("diff", "-f", join(dir, "same.yaml"), "-n", "another-namespace");
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toContain(`the file says namespace ${ns}, -n says another-namespace`);
   });
 });
 

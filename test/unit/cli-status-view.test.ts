@@ -136,6 +136,28 @@ describe("formatStatus", () => {
     expect(text).toContain("generation 2, observed 1 (not yet reconciled)");
     expect(text).toContain("PAUSED");
     expect(text).toContain("Events (last 10)\n  (none)");
+    expect(text).not.toContain("Healing");
+  });
+
+  it("lists the memory healing raised, and says when it is at the cap", () => {
+    const healing = {
+      memoryOverrides: {
+        kafka: { memoryLimit: "6Gi", raisedAt: "2026-11-30T02:58:00Z", raises: 1, atCap: false },
+        postgres: {
+          memoryLimit: "32Gi",
+          memoryRequest: "32Gi",
+          raisedAt: "2026-11-30T02:50:00Z",
+          raises: 4,
+          atCap: true,
+        },
+      },
+    };
+    const text = formatStatus({ platform: platform({ healing }), events: [] }, { now: NOW, colors: plain });
+    expect(text).toContain("Healing: memory raised after OOM kills\n");
+    expect(text).toMatch(/ {2}kafka\s+limit 6Gi\s+1 raise\(s\), last 2m ago\n/);
+    expect(text).toMatch(
+      / {2}postgres\s+limit 32Gi, request 32Gi\s+4 raise\(s\), last 10m ago\s+at the cap \(selfHealing\.maxMemory\)\n/,
+    );
   });
 
   it("shows the upgrade with its progress, current component and step, and a failure", () => {

@@ -230,6 +230,11 @@ export function diffCommand(): Command {
       const diffs: PlatformDiff[] = [];
       for (const report of reports) {
         const doc = structuredClone(report.object) as Platform;
+        // As kubectl: -n fills in a missing namespace, and must not contradict the file's.
+        if (flags.namespace && doc.metadata.namespace && doc.metadata.namespace !== flags.namespace)
+          throw new EnvironmentError(
+            `${report.name}: the file says namespace ${doc.metadata.namespace}, -n says ${flags.namespace}`,
+          );
         doc.metadata.namespace ??= namespace;
         diffs.push(await diffPlatform(client, operatorClient, doc));
       }
