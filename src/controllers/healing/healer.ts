@@ -537,7 +537,8 @@ export class Healer {
       ...(Object.keys(pass.overrides).length > 0 ? { memoryOverrides: pass.overrides } : {}),
       ...(pass.recent.length > 0 ? { recentActions: pass.recent } : {}),
     };
-    const after: OntoPlatformStatus = { ...before, conditions: pass.conditions };
+    const after: OntoPlatformStatus = { ...before };
+    if (before.conditions !== undefined || pass.conditions.length > 0) after.conditions = pass.conditions;
     if (Object.keys(healing).length > 0) after.healing = healing;
     else delete after.healing;
     const patch = mergePatchDiff(before, after);
