@@ -188,6 +188,23 @@ describe("a crash-looping canary", () => {
   });
 });
 
+describe("an OOM-killed canary", () => {
+  it("fails fast with reason OOMKilled and exit code 137", async () => {
+    const started = Date.now();
+    await setVersion(client, ns, NAME, "1.5.1-oom");
+    const platform = await waitForUpgradeEnd("1.5.1-oom");
+    const seconds = (Date.now() - started) / 1000;
+    console.log(`OOM-killed canary: failed and rolled back in ${seconds.toFixed(1)} s`);
+    expect(seconds).toBeLessThan(20);
+    expect(platform.status?.upgrade?.failure).toMatchObject({
+      component: "ontology-service",
+      reason: "OOMKilled",
+    });
+    expect(platform.status?.upgrade?.failure?.message).toMatch(/exit code 137/);
+    await expectBackOn("ontology-service", /ontology-service:1\.5\.0$/);
+  });
+});
+
 describe("a StatefulSet canary that crash-loops", () => {
   let platform: OntoPlatform;
   beforeAll(async () => {
