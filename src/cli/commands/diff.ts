@@ -8,7 +8,9 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import type { OntoPlatform } from "../../api/index.js";
 import { validateYamlStream } from "../../api/index.js";
-import { FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
+import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
+import { FORCE_ANNOTATION } from "../../controllers/upgrade/index.js";
+import { refusal } from "../../controllers/upgrade/plan.js";
 import { GENERATED_SECRET_LABEL, MANAGED_BY, type RenderedObject } from "../../render/index.js";
 import { apiVersionOf, renderForCluster, servedKinds } from "../cluster-render.js";
 import {
@@ -53,11 +55,21 @@ async function platformAfterApply(
 ): Promise<Platform> {
   const ref = { ...PLATFORM_REF, namespace: doc.metadata.namespace, name: doc.metadata.name };
   if (live) {
-    const { managedFields: _m, ...metadata } = live.metadata;
-    return (await client.requestJson("PUT", await client.objectPath(ref), {
-      body: { ...live, metadata, spec: doc.spec },
-      query: { dryRun: "All", fieldManager: client.fieldManager },
-    })) as Platform;
+    // The replace carries the live resourceVersion; the operator writing status in between makes
+    // it a conflict, so read again and retry (a dry run changes nothing either way).
+    let current = live;
+    for (let attempt = 1; ; attempt++) {
+      const { managedFields: _m, ...metadata } = current.metadata;
+      try {
+        return (await client.requestJson("PUT", await client.objectPath(ref), {
+          body: { ...current, metadata, spec: doc.spec },
+          query: { dryRun: "All", fieldManager: client.fieldManager },
+        })) as Platform;
+      } catch (err) {
+        if (!(err instanceof ConflictError) || attempt >= 5) throw err;
+        current = await client.get<Platform>(ref);
+      }
+    }
   }
   const namespace = await client.getIfExists({ apiVersion: "v1", kind: "Namespace", name: ref.namespace });
   if (!namespace) return doc; // nothing to dry-run against; the offline validation already passed
@@ -101,7 +113,15 @@ export async function diffPlatform(
     out.notes.push(
       `an upgrade ${inFlight.from} -> ${inFlight.to} is in flight (${inFlight.phase}${inFlight.component ? `, at ${inFlight.component}` : ""}): workloads it has not reached yet show their end state`,
     );
-  if (live && after.spec.version !== live.spec.version)
+  const running = live?.status?.version ?? live?.spec.version;
+  const forced =
+    after.spec.upgradeStrategy?.force === true || after.metadata.annotations?.[FORCE_ANNOTATION] === "true";
+  const refused = running && !forced ? refusal(running, after.spec.version) : undefined;
+  if (live && refused && running !== after.spec.version)
+    out.notes.push(
+      `the operator refuses this version change unless forced (${refused}): workloads keep their running version until then`,
+    );
+  else if (live && after.spec.version !== live.spec.version)
     out.notes.push(
       `spec.version ${live.spec.version} -> ${after.spec.version}: the operator gets there by an ordered upgrade, component by component; shown is the end state`,
     );

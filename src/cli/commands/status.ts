@@ -109,7 +109,10 @@ export async function runStatus(run: StatusRun): Promise<number> {
     run.output === "text"
       ? formatStatus(snapshot, { now: new Date(), colors })
       : run.output === "json"
-        ? structured(statusDocument(snapshot), "json")
+        ? // Watching: one JSON document per line (JSON Lines), so a reader can split them.
+          run.watch || run.until
+          ? `${JSON.stringify(statusDocument(snapshot))}\n`
+          : structured(statusDocument(snapshot), "json")
         : `---\n${structured(statusDocument(snapshot), "yaml")}`;
 
   if (!run.watch && !run.until) {
