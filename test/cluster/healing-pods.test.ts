@@ -2,9 +2,11 @@
 // - Crash loop: the platform's TLS Secret is deleted and schema-registry's new pods crash-loop
 //   (KWOK fault stage crashloop, exit code and message from annotations): the CrashLoop condition
 //   and a Warning Event name the missing Secret, the exit code and the message; nothing restarts.
+//   With kafka's pods never Ready, a crash-looping data-service is diagnosed DependencyNotReady.
 // - Evicted: a Ready auth-service pod is given the status the kubelet writes when it evicts (phase
 //   Failed, reason Evicted) on a node whose status reports DiskPressure: the healer deletes it and
 //   the Event carries the node's pressure condition. The node is restored in a finally block.
+// - Rate limit: with maxActionsPerHour 1, one memory raise, then HealingWithheld.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
 import type { RunningOperator } from "../../src/controllers/operator.js";
@@ -106,6 +108,45 @@ describe("CrashLoopBackOff", () => {
       90_000,
     );
     expect(cleared.reason).toBe("NoCrashLoop");
+  });
+});
+
+describe("CrashLoopBackOff with a dependency down", () => {
+  it("names the backing service that is not Ready", async () => {
+    const tester = testerClient();
+    const kafka = { apiVersion: "apps/v1", kind: "StatefulSet", namespace: ns, name: "kafka" };
+    const dataService = { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "data-service" };
+    const fault = Date.now();
+    try {
+      await tester.mergePatch(kafka, {
+        spec: { template: { metadata: { labels: { "fault.onto.paas/mode": "never-ready" } } } },
+      });
+      await tester.mergePatch(dataService, {
+        spec: { template: { metadata: { labels: { "fault.onto.paas/mode": "crashloop" } } } },
+      });
+      const condition = await eventually(
+        "a DependencyNotReady diagnosis",
+        async () => {
+          const p = await readPlatform(client, ns, NAME);
+          const c = p.status?.conditions?.find((c) => c.type === "CrashLoop" && c.status === "True");
+          return c?.message.includes("data-service:") && c.message.includes("kafka (") ? c : undefined;
+        },
+        90_000,
+      );
+      timeline["dependency diagnosed"] = seconds(fault);
+      expect(condition.message).toMatch(/data-service: .* depends on kafka \(\d+\/\d+ pods ready\)/);
+      const event = await eventually("a DependencyNotReady Event", async () =>
+        (await events(client, ns)).find((e) => e.reason === "DependencyNotReady"),
+      );
+      expect(event.note).toContain("kafka");
+    } finally {
+      await tester.mergePatch(dataService, {
+        spec: { template: { metadata: { labels: { "fault.onto.paas/mode": null } } } },
+      });
+      await tester.mergePatch(kafka, {
+        spec: { template: { metadata: { labels: { "fault.onto.paas/mode": null } } } },
+      });
+    }
   });
 });
 
