@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { resolveSpec, type OntoPlatform, type OntoPlatformStatus } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import { Store } from "../../runtime/index.js";
-import { FORCE_ANNOTATION, RETRY_ANNOTATION, UpgradeOrchestrator } from "./orchestrator.js";
+import { FORCE_ANNOTATION, RETRY_ANNOTATION, UpgradeOrchestrator, podUnderUpgrade } from "./orchestrator.js";
 
 const NOW = new Date("2026-01-01T10:00:00Z");
 
@@ -167,5 +167,38 @@ describe("UpgradeOrchestrator.decide", () => {
       failure: { component: "ontology-service", reason: "CanaryNotReady" },
     });
     expect(d?.step?.["ontology-service"]).toEqual({ version: "1.5.0" });
+  });
+});
+
+describe("podUnderUpgrade", () => {
+  const pod = (labels: Record<string, string>): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "x", namespace: "ns", labels: { "app.kubernetes.io/instance": "p", ...labels } },
+  });
+  const inFlight = platform(
+    "1.6.0",
+    running({
+      upgrade: {
+        from: "1.5.0",
+        to: "1.6.0",
+        phase: "InProgress",
+        startedAt: "2026-01-01T09:00:00Z",
+        completedComponents: [],
+        component: "kafka",
+        step: "Canary",
+      },
+    }),
+  );
+
+  it("claims canaries and the pods of the component in flight, nothing else", () => {
+    expect(podUnderUpgrade(inFlight, pod({ "app.kubernetes.io/name": "kafka" }))).toBe(true);
+    expect(podUnderUpgrade(inFlight, pod({ "app.kubernetes.io/name": "redis" }))).toBe(false);
+    expect(
+      podUnderUpgrade(inFlight, pod({ "app.kubernetes.io/name": "gateway", "onto.paas/track": "canary" })),
+    ).toBe(true);
+    expect(podUnderUpgrade(platform("1.5.0", running()), pod({ "app.kubernetes.io/name": "kafka" }))).toBe(
+      false,
+    );
   });
 });

@@ -668,3 +668,17 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     );
   }
 }
+
+/**
+ * A pod the upgrade in flight is judging: any canary, and every pod of the component being
+ * upgraded or rolled back. Failures there are the upgrade's to handle (rollback), so other parts
+ * of the operator (the healer) should leave such pods alone: raising memory after a canary's
+ * OOM kill would restart the stable pods of a version that is about to be rolled back to.
+ */
+export function podUnderUpgrade(platform: OntoPlatform, pod: KubeObject): boolean {
+  const labels = pod.metadata?.labels ?? {};
+  if (labels[INSTANCE_LABEL] !== platform.metadata.name) return false;
+  if (labels[TRACK_LABEL] === "canary") return true;
+  const record = platform.status?.upgrade;
+  return Boolean(record && ACTIVE.has(record.phase) && record.component === labels[NAME_LABEL]);
+}
