@@ -51,6 +51,7 @@ import {
 import type { HealingMetrics } from "./metrics.js";
 import { assessNodeLoss, isNotReady, notReadyForMs, pressureConditions } from "./nodes.js";
 import { oomKilledMain, oomTermination, overrideSuperseded, planMemoryRaise, sameQuantity } from "./oom.js";
+import { podUnderUpgrade } from "../upgrade/index.js";
 
 export const INSTANCE_LABEL = "app.kubernetes.io/instance";
 export const NAME_LABEL = "app.kubernetes.io/name";
@@ -198,8 +199,10 @@ export class Healer {
     const nodes = this.deps.nodes().list() as NodeView[];
 
     this.reconsiderOverrides(pass);
-    this.healOom(pass, pods);
-    this.diagnoseCrashLoops(pass, pods);
+    // Canaries and the component an upgrade is moving fail for the upgrade to judge (it rolls back).
+    const notUpgrading = pods.filter((p) => !podUnderUpgrade(platform, p));
+    this.healOom(pass, notUpgrading);
+    this.diagnoseCrashLoops(pass, notUpgrading);
     await this.cleanEvicted(pass, pods, nodes, reconcileId);
     await this.freeLostNodes(pass, pods, nodes, reconcileId);
 
