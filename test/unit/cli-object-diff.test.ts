@@ -1,7 +1,9 @@
 // Field-level diff of `onto diff`: named list elements matched by name, server-maintained fields
 // skipped, Secret values never shown, multi-line values by line.
 import { describe, expect, it } from "vitest";
+import { formatDiffs } from "../../src/cli/commands/diff.js";
 import { HIDDEN, diffObjects, formatChange, formatValue } from "../../src/cli/object-diff.js";
+import { plain } from "../../src/cli/output.js";
 
 describe("diffObjects", () => {
   it("lists changed, added and removed fields by path", () => {
@@ -95,5 +97,56 @@ describe("formatChange", () => {
     );
     expect(formatValue("x".repeat(200), 10)).toBe("xxxxxxx...");
     expect(formatValue("")).toBe('""');
+  });
+});
+
+describe("formatDiffs", () => {
+  it("prints notes, then + ~ - per object with its fields, then the counts", () => {
+    const text = formatDiffs(
+      [
+        {
+          namespace: "ns",
+          name: "p",
+          notes: ["spec.version 1.5.0 -> 1.6.0: shown is the end state"],
+          changes: [
+            { op: "add", apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "new", fields: [] },
+            {
+              op: "change",
+              apiVersion: "apps/v1",
+              kind: "Deployment",
+              namespace: "ns",
+              name: "gateway",
+              fields: [{ path: "spec.replicas", from: 3, to: 5 }],
+            },
+            { op: "prune", apiVersion: "v1", kind: "Service", namespace: "ns", name: "old", fields: [] },
+            {
+              op: "change",
+              apiVersion: "batch/v1",
+              kind: "Job",
+              namespace: "ns",
+              name: "topics",
+              fields: [],
+              note: "its pod template is immutable: the operator re-creates it",
+            },
+          ],
+        },
+      ],
+      plain,
+    );
+    expect(text).toBe(
+      [
+        "# ns/p: spec.version 1.5.0 -> 1.6.0: shown is the end state",
+        "+ ConfigMap/new",
+        "~ Deployment/gateway",
+        "    spec.replicas: 3 -> 5",
+        "- Service/old",
+        "~ Job/topics  (its pod template is immutable: the operator re-creates it)",
+        "1 to add, 2 to change, 1 to prune",
+        "",
+      ].join("\n"),
+    );
+    expect(formatDiffs([{ namespace: "ns", name: "p", notes: [], changes: [] }], plain)).toBe(
+      "no differences\n",
+    );
   });
 });

@@ -184,6 +184,9 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     console.log(
       `  KUBECONFIG=${kubeconfig} node bin/onto.js upgrade ${name} -n ${namespace} --to 1.6.0 --watch`,
     );
+    console.log(
+      `      (about 7 minutes: component by component, each first as a canary that must stay Ready for ${sample.spec.upgradeStrategy?.soakSeconds ?? 30} s)`,
+    );
     const stateFlag = flags.stateDir === defaultStateDir() ? "" : ` --state-dir ${flags.stateDir}`;
     console.log(`  node bin/onto.js cluster down${stateFlag}     # stops the cluster and the operator`);
     return 0;
