@@ -71,6 +71,14 @@ describe("UpgradeOrchestrator.decide", () => {
     expect(d?.notes?.map((n) => n.reason)).toEqual(["UpgradeStarted", "CanaryCreated"]);
   });
 
+  it("goes straight to the rollout without a canary when upgradeStrategy.canary is false", () => {
+    const spec = resolveSpec({ version: "1.6.0", upgradeStrategy: { canary: false } });
+    const d = orchestrator().decide(platform("1.6.0", running()), spec);
+    expect(d?.upgrade).toMatchObject({ component: "postgres", step: "Rollout" });
+    expect(d?.step?.postgres).toEqual({ version: "1.6.0" });
+    expect(d?.notes?.map((n) => n.reason)).toEqual(["UpgradeStarted", "RolloutStarted"]);
+  });
+
   it("refuses a downgrade and holds every component where it is, unless forced", () => {
     const spec = resolveSpec({ version: "1.4.2" });
     const d = orchestrator().decide(platform("1.4.2", running()), spec);
