@@ -2,6 +2,7 @@
 // from fixed platforms and a fixed clock (no cluster, no terminal).
 import { describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
+import { nextVersion } from "../../src/cli/commands/demo.js";
 import { untilOutcome } from "../../src/cli/commands/status.js";
 import { progressLine, upgradeProgress } from "../../src/cli/commands/upgrade.js";
 import { plain } from "../../src/cli/output.js";
@@ -325,5 +326,13 @@ describe("upgradeProgress", () => {
     );
     // A condition about an older generation says nothing about this change.
     expect(upgradeProgress(refused(1), "1.7.0").failure).toBeUndefined();
+  });
+});
+
+describe("the demo's next upgrade", () => {
+  it("is the next version the operator accepts without force", () => {
+    expect(nextVersion("1.5.0")).toBe("1.6.0");
+    expect(nextVersion("1.6.0")).toBe("1.6.1");
+    expect(nextVersion("1.4.2")).toBe("1.5.0");
   });
 });

@@ -9,10 +9,12 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { parse } from "yaml";
 import type { OntoPlatform } from "../../api/index.js";
+import { refusal } from "../../controllers/upgrade/plan.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.js";
 import { clusterUp } from "../../localcluster/launcher.js";
 import { ensureOperatorProcess } from "../../localcluster/operator-process.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
+import { KNOWN_VERSIONS } from "../../release/index.js";
 import { PLATFORM_REF } from "../kube.js";
 import { paletteFor } from "../output.js";
 import { interruptSignal, runStatus } from "./status.js";
@@ -99,6 +101,12 @@ function tls(namespace: string, name: string, data: Record<string, string>): Kub
   } as KubeObject;
 }
 
+/** The next version the catalog can upgrade `running` to without force (1.5.0 -> 1.6.0). */
+export function nextVersion(running: string): string {
+  const later = KNOWN_VERSIONS.filter((v) => v !== running && !refusal(running, v));
+  return later[0] ?? KNOWN_VERSIONS.at(-1) ?? running;
+}
+
 interface DemoFlags {
   stateDir: string;
   timeout: number;
@@ -176,16 +184,22 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     const out = paletteFor(process.stdout);
     const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
     console.log(
-      `\n${out.green(`${namespace}/${name} is Running`)}: ${seconds(Date.now() - started)} in all, ${seconds(Date.now() - watchStarted)} from apply to Running\n`,
+      existing
+        ? `\n${out.green(`${namespace}/${name} is Running`)} (found as it was, ${seconds(Date.now() - started)})\n`
+        : `\n${out.green(`${namespace}/${name} is Running`)}: ${seconds(Date.now() - started)} in all, ${seconds(Date.now() - watchStarted)} from apply to Running\n`,
     );
+    const running = (
+      await client.getIfExists<OntoPlatform & KubeObject>({ ...PLATFORM_REF, namespace, name })
+    )?.status?.version;
+    const target = nextVersion(running ?? sample.spec.version);
     console.log("Next, try:");
     console.log(`  kubectl --kubeconfig ${kubeconfig} get onto -A`);
     console.log(`  node bin/onto.js status ${name} -n ${namespace} --kubeconfig ${kubeconfig}`);
     console.log(
-      `  KUBECONFIG=${kubeconfig} node bin/onto.js upgrade ${name} -n ${namespace} --to 1.6.0 --watch`,
+      `  KUBECONFIG=${kubeconfig} node bin/onto.js upgrade ${name} -n ${namespace} --to ${target} --watch`,
     );
     console.log(
-      `      (about 7 minutes: component by component, each first as a canary that must stay Ready for ${sample.spec.upgradeStrategy?.soakSeconds ?? 30} s)`,
+      `      (several minutes: component by component, each first as a canary that must stay Ready for ${sample.spec.upgradeStrategy?.soakSeconds ?? 30} s)`,
     );
     const stateFlag = flags.stateDir === defaultStateDir() ? "" : ` --state-dir ${flags.stateDir}`;
     console.log(`  node bin/onto.js cluster down${stateFlag}     # stops the cluster and the operator`);
