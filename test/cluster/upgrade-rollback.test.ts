@@ -201,6 +201,13 @@ describe("an OOM-killed canary", () => {
       reason: "OOMKilled",
     });
     expect(platform.status?.upgrade?.failure?.message).toMatch(/exit code 137/);
+    // The upgrade judges the canary; the healer does not raise memory for it (which would restart
+    // the stable pods while they are being rolled back to).
+    expect(platform.status?.healing?.memoryOverrides?.["ontology-service"]).toBeUndefined();
+    const raised = auditLines(operator.auditLog).filter(
+      (l) => l.actor === "healer" && l.reason === "OOMKilled",
+    );
+    expect(raised).toEqual([]);
     await expectBackOn("ontology-service", /ontology-service:1\.5\.0$/);
   });
 });
