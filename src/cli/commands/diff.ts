@@ -5,11 +5,11 @@
 // operator's field manager, then what the operator would prune. Exit 0: no difference; 1:
 // differences; 2: the file or the cluster could not be read.
 import { readFileSync } from "node:fs";
-import { Command } from "commander";
-import type { OntoPlatform } from "../../api/index.js";
-import { validateYamlStream } from "../../api/index.js";
+import { Command, Option } from "commander";
+import { resolveSpec, validateYamlStream, type OntoPlatform } from "../../api/index.js";
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
 import { FORCE_ANNOTATION } from "../../controllers/upgrade/index.js";
+import { namespaceSecurity } from "../../controllers/platform/namespace-security.js";
 import { refusal } from "../../controllers/upgrade/plan.js";
 import { GENERATED_SECRET_LABEL, MANAGED_BY, type RenderedObject } from "../../render/index.js";
 import { apiVersionOf, renderForCluster, servedKinds } from "../cluster-render.js";
@@ -22,7 +22,6 @@ import {
 } from "../kube.js";
 import { diffObjects, formatChange, type FieldChange } from "../object-diff.js";
 import { paletteFor, structured, type Palette } from "../output.js";
-import { Option } from "commander";
 
 export type ChangeOp = "add" | "change" | "prune";
 
@@ -125,6 +124,18 @@ export async function diffPlatform(
     out.notes.push(
       `spec.version ${live.spec.version} -> ${after.spec.version}: the operator gets there by an ordered upgrade, component by component; shown is the end state`,
     );
+
+  // Tenants: the Pod Security labels the operator puts on its namespace (never owned, never pruned).
+  const namespaceLabels = live ? namespaceSecurity(namespace, resolveSpec(after.spec)) : undefined;
+  if (namespaceLabels) {
+    const ref = { apiVersion: "v1", kind: "Namespace", namespace: "", name: namespace };
+    const current = await client.getIfExists(ref);
+    if (current) {
+      const merged = await operatorClient.apply(namespaceLabels, { dryRun: true, force: true });
+      const fields = diffObjects(current, merged);
+      if (fields.length > 0) out.changes.push({ ...change("change", ref), fields });
+    }
+  }
 
   const { capabilities, objects } = await renderForCluster(client, after, live);
   for (const obj of objects) {
