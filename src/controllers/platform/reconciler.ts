@@ -110,11 +110,11 @@ export class PlatformReconciler {
   private readonly releases: ReleaseCatalog;
   private counter = 0;
   /**
-   * The last status this reconciler wrote per platform uid, with the resourceVersion the cache
-   * held before: while the cache still holds that version it has not seen the write yet, and a
-   * decision taken from it (an upgrade step) would be taken from stale state.
+   * The last status this reconciler wrote per platform uid, with the resourceVersion the write
+   * produced: while the cache holds an older version it has not seen the write yet, and a decision
+   * taken from it (an upgrade step) would be taken from stale state.
    */
-  private readonly written = new Map<string, { before: string | undefined; status: OntoPlatformStatus }>();
+  private readonly written = new Map<string, { after: string; status: OntoPlatformStatus }>();
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -248,7 +248,7 @@ export class PlatformReconciler {
     const uid = platform.metadata.uid ?? "";
     const own = this.written.get(uid);
     if (!own) return platform;
-    if (own.before !== platform.metadata.resourceVersion) {
+    if (!olderThan(platform.metadata.resourceVersion, own.after)) {
       this.written.delete(uid);
       return platform;
     }
@@ -571,15 +571,12 @@ export class PlatformReconciler {
   private async writeStatus(platform: OntoPlatform, status: OntoPlatformStatus): Promise<void> {
     const patch = mergePatchDiff(platform.status ?? {}, status);
     if (patch === undefined) return;
-    await this.deps.client.patchStatus(
+    const written = await this.deps.client.patchStatus<OntoPlatform & KubeObject>(
       { ...PLATFORM_REF, namespace: platform.metadata.namespace, name: platform.metadata.name },
       patch,
     );
-    const uid = platform.metadata.uid ?? "";
-    const cachedVersion = this.deps
-      .cache(PLATFORM_REF, platform.metadata.namespace)
-      .getByName(platform.metadata.namespace, platform.metadata.name)?.metadata?.resourceVersion;
-    this.written.set(uid, { before: cachedVersion, status });
+    const after = written.metadata?.resourceVersion;
+    if (after) this.written.set(platform.metadata.uid ?? "", { after, status: written.status ?? status });
   }
 
   private namespaceTakenBy(platform: OntoPlatform): string | undefined {
@@ -627,4 +624,15 @@ export class PlatformReconciler {
       error,
     });
   }
+}
+
+/**
+ * Whether the cache's resourceVersion is older than one this process wrote. Resource versions are
+ * opaque to clients in general; the API server's etcd storage makes them increasing integers, and
+ * anything else is taken as caught up (the cache is then trusted, as before this guard existed).
+ */
+function olderThan(cached: string | undefined, written: string): boolean {
+  if (cached === undefined) return true;
+  if (!/^\d+$/.test(cached) || !/^\d+$/.test(written)) return false;
+  return BigInt(cached) < BigInt(written);
 }
