@@ -54,7 +54,11 @@ function poolNode(name: string, zone: string, managed: boolean): KubeObject {
   };
   manifest.metadata.labels[POOL_LABEL] = pool;
   manifest.spec = { taints: [{ key: POOL_LABEL, value: pool, effect: "NoSchedule" }] };
-  if (!managed) delete manifest.metadata.annotations["kwok.x-k8s.io/node"];
+  if (!managed) {
+    delete manifest.metadata.annotations["kwok.x-k8s.io/node"];
+    // A dead node reports nothing, capacity included.
+    delete (manifest as { status?: unknown }).status;
+  }
   return manifest;
 }
 
@@ -166,6 +170,24 @@ describe("a lost node", () => {
       (e) => e.reason === "NodeLost" && e.note?.includes("postgres-0"),
     );
     expect(event?.note).toContain(lostNode);
+
+    // The Deployment pods there are evicted by the node lifecycle controller (unreachable taint,
+    // 30 s toleration) and, with no kubelet to confirm, stay Terminating until the healer frees them.
+    const left = (await platformPods()).filter(
+      (p) =>
+        p.spec?.nodeName === lostNode && !p.metadata?.ownerReferences?.some((o) => o.kind === "StatefulSet"),
+    );
+    if (left.length > 0) {
+      await eventually(
+        `no platform pod left on ${lostNode}`,
+        async () => ((await platformPods()).some((p) => p.spec?.nodeName === lostNode) ? undefined : true),
+        150_000,
+        500,
+      );
+      timeline["Terminating Deployment pods freed"] = seconds(lostAt);
+      const names = new Set(forceDeletes().map((l) => l.object.name));
+      expect(left.map((p) => p.metadata?.name).filter((n) => n && names.has(n)).length).toBe(left.length);
+    }
   });
 
   it("force-deletes nothing when 4 of the 6 pool nodes are NotReady", async () => {

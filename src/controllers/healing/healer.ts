@@ -25,7 +25,7 @@ import {
   type OntoPlatformStatus,
   type ResolvedSpec,
 } from "../../api/index.js";
-import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
+import { ConflictError, type KubeClient, type KubeObject, type ObjectRef } from "../../kube/index.js";
 import { MANAGED_BY } from "../../render/index.js";
 import {
   errorFields,
@@ -49,7 +49,14 @@ import {
   type WorkloadView,
 } from "./kube-views.js";
 import type { HealingMetrics } from "./metrics.js";
-import { assessNodeLoss, isNotReady, notReadyForMs, pressureConditions } from "./nodes.js";
+import {
+  assessNodeLoss,
+  createdAfter,
+  isNotReady,
+  lastSeen,
+  notReadyForMs,
+  pressureConditions,
+} from "./nodes.js";
 import { oomKilledMain, oomTermination, overrideSuperseded, planMemoryRaise, sameQuantity } from "./oom.js";
 import { podUnderUpgrade } from "../upgrade/index.js";
 
@@ -64,6 +71,9 @@ export const HEALING_CONDITIONS = {
   crashLoop: "CrashLoop",
   withheld: "HealingWithheld",
 } as const;
+
+/** How long a force-deleted pod's UID is remembered (see Healer.freed). */
+const FREED_MEMORY_MS = 10 * 60_000;
 
 /** Look again at least this often while something is pending (a NotReady node, a crash loop). */
 const PENDING_RECHECK_MS = 30_000;
@@ -162,6 +172,12 @@ class Pass {
 export class Healer {
   private readonly now: () => Date;
   private counter = 0;
+  /**
+   * Pods (by UID) force-deleted lately. A pod a grace-0 delete did not remove is not deleted again
+   * and again by every pass (a pass that lost its status write to a conflict runs once more).
+   * In memory only: after a restart one repeat is harmless, and the hourly budget is in status.
+   */
+  private readonly freed = new Map<string, number>();
 
   constructor(private readonly deps: HealerDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -191,6 +207,8 @@ export class Healer {
     }
 
     const reconcileId = `heal-${name}-${(this.counter++).toString(36)}-${Date.now().toString(36)}`;
+    for (const [uid, at] of this.freed)
+      if (pass.now.getTime() - at >= FREED_MEMORY_MS) this.freed.delete(uid);
     const pods = this.deps
       .pods(namespace)
       .byNamespace(namespace)
@@ -422,7 +440,7 @@ export class Healer {
         target,
         message: `deleted evicted pod ${target.name} (${why}); ${nodeText}`,
         warning: pressure.length > 0,
-        run: () => this.deps.client.delete(target, { propagationPolicy: "Background" }),
+        run: () => this.deleteExactly(target, pod, {}),
       });
     }
   }
@@ -463,14 +481,20 @@ export class Healer {
       // Pods a controller replaces by itself once they are gone (ReplicaSet pods) are left to the
       // taint-based eviction; what stays put is what needs the force: StatefulSet pods (their
       // replacement waits for the old pod to be gone) and pods stuck Terminating (no kubelet to confirm).
+      // Only pods that were there when the node went away: a pod placed on it afterwards (a
+      // scheduler that does not know yet) is not stranded by the loss, and freeing it would loop.
+      const since = lastSeen(node);
       const stranded = onNotReady(node).filter(
-        (p) => controllerKind(p) === "StatefulSet" || isTerminating(p),
+        (p) => (controllerKind(p) === "StatefulSet" || isTerminating(p)) && !createdAfter(p, since),
       );
       if (stranded.length === 0) continue;
       const downSeconds = Math.round(notReadyForMs(node, pass.now) / 1000);
       const names = stranded.map((p) => p.metadata?.name ?? "?");
       for (const pod of stranded) {
         const component = pod.metadata?.labels?.[NAME_LABEL] ?? "?";
+        const uid = pod.metadata?.uid ?? "";
+        const freedAt = this.freed.get(uid);
+        if (freedAt !== undefined && pass.now.getTime() - freedAt < FREED_MEMORY_MS) continue;
         if (!pass.allow(`force-delete pod ${pod.metadata?.name ?? "?"} on lost node ${nodeName}`)) return;
         const target = this.podRef(pass, pod);
         const deleted = await this.act(pass, reconcileId, {
@@ -483,14 +507,40 @@ export class Healer {
             `(> nodeLossGraceSeconds ${policy.nodeLossGraceSeconds}), so it is recreated on another node ` +
             `(stranded on ${nodeName}: ${names.join(", ")})`,
           warning: true,
-          run: () => this.deps.client.forceDelete(target),
+          run: () => this.deleteExactly(target, pod, { gracePeriodSeconds: 0 }),
         });
-        if (deleted) pass.count(component, "force-delete");
+        if (deleted) {
+          pass.count(component, "force-delete");
+          this.freed.set(uid, pass.now.getTime());
+        }
       }
     }
   }
 
   // ------------------------------------------------------------------ plumbing
+
+  /**
+   * Deletes the very pod the decision was made about: the cache may still show a pod whose
+   * controller has already replaced it under the same name (StatefulSet pods), and a delete by
+   * name alone would hit the replacement. A UID precondition makes that a conflict: nothing to do.
+   */
+  private async deleteExactly(
+    target: ObjectRef,
+    pod: PodView,
+    opts: { gracePeriodSeconds?: number },
+  ): Promise<boolean> {
+    const uid = pod.metadata?.uid;
+    try {
+      return await this.deps.client.delete(target, {
+        propagationPolicy: "Background",
+        ...opts,
+        ...(uid ? { preconditions: { uid } } : {}),
+      });
+    } catch (err) {
+      if (err instanceof ConflictError) return false;
+      throw err;
+    }
+  }
 
   /** Runs one cluster action, records it (ok or error), counts it; true when it took effect. */
   private async act(

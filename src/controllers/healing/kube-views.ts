@@ -74,6 +74,7 @@ export type PodView = KubeObject & {
 export interface NodeCondition {
   type: string;
   status: string;
+  lastHeartbeatTime?: string;
   reason?: string;
   message?: string;
   lastTransitionTime?: string;

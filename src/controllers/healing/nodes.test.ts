@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { rateLimited, withinWindow } from "./guard.js";
 import type { NodeView } from "./kube-views.js";
-import { assessNodeLoss, inPool, pressureConditions } from "./nodes.js";
+import {
+  assessNodeLoss,
+  createdAfter,
+  inPool,
+  lastSeen,
+  notReadySince,
+  pressureConditions,
+} from "./nodes.js";
 
 const now = new Date("2026-11-30T03:00:00Z");
 function node(
@@ -92,5 +99,39 @@ describe("rate limit window", () => {
     expect(recent).toHaveLength(2);
     expect(rateLimited(recent, 2)).toBe(true);
     expect(rateLimited(recent, 3)).toBe(false);
+  });
+});
+
+describe("createdAfter / notReadySince", () => {
+  it("tells a pod placed on a node after it went NotReady from one stranded there", () => {
+    const down = node("w1", "Unknown", "2026-11-30T02:59:00Z");
+    const since = notReadySince(down);
+    expect(since).toBe(Date.parse("2026-11-30T02:59:00Z"));
+    expect(createdAfter({ metadata: { creationTimestamp: "2026-11-30T02:59:30Z" } }, since)).toBe(true);
+    expect(createdAfter({ metadata: { creationTimestamp: "2026-11-30T02:00:00Z" } }, since)).toBe(false);
+    expect(notReadySince(node("w2", "True"))).toBeUndefined();
+    const never: NodeView = { metadata: { name: "w3", creationTimestamp: "2026-11-30T02:58:00Z" } };
+    expect(notReadySince(never)).toBe(Date.parse("2026-11-30T02:58:00Z"));
+  });
+});
+
+describe("lastSeen", () => {
+  it("is the Ready heartbeat, else the transition, else the node's creation", () => {
+    const ready = {
+      type: "Ready",
+      status: "Unknown",
+      lastHeartbeatTime: "2026-11-30T02:58:10Z",
+      lastTransitionTime: "2026-11-30T02:58:50Z",
+    };
+    const n: NodeView = {
+      metadata: { name: "w1", creationTimestamp: "2026-11-30T01:00:00Z" },
+      status: { conditions: [ready] },
+    };
+    expect(lastSeen(n)).toBe(Date.parse("2026-11-30T02:58:10Z"));
+    const noBeat: NodeView = { ...n, status: { conditions: [{ ...ready, lastHeartbeatTime: undefined }] } };
+    expect(lastSeen(noBeat)).toBe(Date.parse("2026-11-30T02:58:50Z"));
+    expect(lastSeen({ metadata: { name: "w2", creationTimestamp: "2026-11-30T01:00:00Z" } })).toBe(
+      Date.parse("2026-11-30T01:00:00Z"),
+    );
   });
 });

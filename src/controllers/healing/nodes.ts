@@ -29,12 +29,48 @@ export function isNotReady(node: NodeView): boolean {
   return readyCondition(node)?.status !== "True";
 }
 
+function epochMs(stamp: unknown): number | undefined {
+  const at = typeof stamp === "string" ? Date.parse(stamp) : NaN;
+  return Number.isFinite(at) ? at : undefined;
+}
+
+/**
+ * Since when the node is NotReady (epoch ms): the Ready condition's last transition, or the
+ * node's creation when it never reported; undefined when Ready or unknown.
+ */
+export function notReadySince(node: NodeView): number | undefined {
+  if (!isNotReady(node)) return undefined;
+  return epochMs(readyCondition(node)?.lastTransitionTime ?? node.metadata?.creationTimestamp);
+}
+
+/**
+ * When the node was last heard from (epoch ms): the Ready condition's last heartbeat (the node
+ * lifecycle controller keeps it when it marks the node Unknown), else its last transition, else
+ * the node's creation. A pod created after that was not stranded by the node's loss: it was
+ * placed there afterwards, and freeing it would only make room for the next one.
+ */
+export function lastSeen(node: NodeView): number | undefined {
+  const ready = readyCondition(node);
+  return (
+    epochMs(ready?.lastHeartbeatTime) ??
+    epochMs(ready?.lastTransitionTime) ??
+    epochMs(node.metadata?.creationTimestamp)
+  );
+}
+
 /** How long the node has been NotReady at `now`, in ms (0 when Ready). */
 export function notReadyForMs(node: NodeView, now: Date): number {
-  if (!isNotReady(node)) return 0;
-  const since = readyCondition(node)?.lastTransitionTime ?? node.metadata?.creationTimestamp;
-  const at = typeof since === "string" ? Date.parse(since) : NaN;
-  return Number.isFinite(at) ? Math.max(0, now.getTime() - at) : 0;
+  const since = notReadySince(node);
+  return since === undefined ? 0 : Math.max(0, now.getTime() - since);
+}
+
+/** Whether `obj` was created after `since` (epoch ms); false when either is unknown. */
+export function createdAfter(
+  obj: { metadata?: { creationTimestamp?: unknown } },
+  since: number | undefined,
+): boolean {
+  const created = epochMs(obj.metadata?.creationTimestamp);
+  return since !== undefined && created !== undefined && created > since;
 }
 
 /** "MemoryPressure=True (KubeletHasInsufficientMemory)" for each pressure the node reports. */
