@@ -57,16 +57,33 @@ async function waitForUpgradeEnd(to: string, timeoutMs = 120_000): Promise<OntoP
   );
 }
 
-/** Every pod of a component runs `image` and is Ready, and there are `replicas` of them. */
+/**
+ * Every pod of a component runs `image` and is Ready, and there are `replicas` of them. Waits for
+ * it (the canary's pod goes through garbage collection after its Deployment is pruned, which can
+ * lag the rollback by a moment), then asserts each part so a failure says which.
+ */
 async function expectBackOn(name: string, image: RegExp): Promise<void> {
-  const pods = (
-    await client.list<Pod>("v1", "Pod", { namespace: ns, labelSelector: `app.kubernetes.io/name=${name}` })
-  ).items.filter((p) => !p.metadata?.deletionTimestamp);
   const kind =
     name === "kafka" || name === "postgres" || name === "redis" || name === "minio"
       ? "StatefulSet"
       : "Deployment";
-  const w = await workload(kind, name);
+  const read = async () => {
+    const pods = (
+      await client.list<Pod>("v1", "Pod", { namespace: ns, labelSelector: `app.kubernetes.io/name=${name}` })
+    ).items.filter((p) => !p.metadata?.deletionTimestamp);
+    return { pods, w: await workload(kind, name) };
+  };
+  const settled = (s: Awaited<ReturnType<typeof read>>): boolean =>
+    s.pods.length === s.w.spec?.replicas &&
+    s.pods.every((p) => image.test(p.spec?.containers?.[0]?.image ?? "") && isReadyPod(p));
+  const { pods, w } = await eventually(
+    `${name} back on ${String(image)}`,
+    async () => {
+      const s = await read();
+      return settled(s) ? s : undefined;
+    },
+    30_000,
+  ).catch(read);
   expect(w.spec?.template?.spec?.containers?.[0]?.image).toMatch(image);
   expect(pods.length).toBe(w.spec?.replicas);
   for (const p of pods) {
