@@ -1,40 +1,31 @@
 // The objects the operator would apply for a platform, rendered on this machine from what the
-// cluster holds, the way PlatformReconciler.render builds its RenderInput: the optional APIs the
-// cluster serves, the memory overrides healing stored in status, and the generated Secrets'
-// stored values (taken from the cluster, never generated again; a Secret that does not exist
-// yet gets a placeholder, which is never printed).
+// cluster holds, through the reconciler's own renderFor: the optional APIs the cluster serves, the
+// memory overrides healing stored in status, and the generated Secrets' stored values (taken from
+// the cluster, never generated again; a Secret that does not exist yet gets a placeholder, which
+// is never printed).
 import { resolveSpec, type OntoPlatform } from "../api/index.js";
 import { discoverCapabilities } from "../controllers/operator.js";
 import { withAppliedHash } from "../controllers/platform/drift.js";
-import type { KubeClient, KubeObject } from "../kube/index.js";
-import { releaseFor } from "../release/index.js";
+import {
+  INSTANCE_LABEL,
+  apiVersionOf,
+  decodeGeneratedSecrets,
+  renderFor,
+  servedKinds,
+} from "../controllers/platform/render-input.js";
+import type { KubeClient } from "../kube/index.js";
+import { PRODUCT_CATALOG } from "../release/index.js";
 import {
   GENERATED_SECRET_LABEL,
-  MANAGED_KINDS,
-  renderPlatform,
   type Capabilities,
   type ExistingSecrets,
-  type ManagedKind,
   type RenderedObject,
 } from "../render/index.js";
 
-const INSTANCE_LABEL = "app.kubernetes.io/instance";
 /** Value of a generated Secret key that does not exist in the cluster yet. */
 export const NEW_SECRET_PLACEHOLDER = "generated-in-cluster";
 
-export function apiVersionOf(kind: ManagedKind): string {
-  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
-}
-
-/** The managed kinds the cluster serves (optional ones only when discovered), as the operator. */
-export function servedKinds(capabilities: Capabilities): ManagedKind[] {
-  return MANAGED_KINDS.filter(
-    (k) =>
-      !k.optional ||
-      (k.kind === "ServiceMonitor" && capabilities.serviceMonitor) ||
-      (k.kind === "VerticalPodAutoscaler" && capabilities.verticalPodAutoscaler),
-  );
-}
+export { apiVersionOf, servedKinds };
 
 /** Decoded values of the platform's generated Secrets in the cluster. */
 export async function storedSecrets(
@@ -42,18 +33,11 @@ export async function storedSecrets(
   namespace: string,
   name: string,
 ): Promise<ExistingSecrets> {
-  const list = await client.list<KubeObject & { data?: Record<string, string> }>("v1", "Secret", {
+  const list = await client.list("v1", "Secret", {
     namespace,
     labelSelector: `${GENERATED_SECRET_LABEL}=true,${INSTANCE_LABEL}=${name}`,
   });
-  return Object.fromEntries(
-    list.items.map((s) => [
-      s.metadata?.name ?? "",
-      Object.fromEntries(
-        Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
-      ),
-    ]),
-  );
+  return decodeGeneratedSecrets(list.items, name);
 }
 
 export interface ClusterRender {
@@ -75,14 +59,15 @@ export async function renderForCluster(
   const capabilities = await discoverCapabilities(client);
   const spec = resolveSpec(platform.spec);
   const { name, namespace } = platform.metadata;
-  const objects = renderPlatform({
-    platform: { name, namespace, uid: live?.metadata.uid ?? "" },
+  const objects = renderFor(
+    { ...platform, metadata: { ...platform.metadata, uid: live?.metadata.uid ?? "" }, status: live?.status },
     spec,
-    release: releaseFor(spec.version),
-    capabilities,
-    overrides: live?.status?.healing?.memoryOverrides ?? {},
-    existingSecrets: live ? await storedSecrets(client, namespace, name) : {},
-    generateSecret: () => NEW_SECRET_PLACEHOLDER,
-  }).map(withAppliedHash);
+    {
+      capabilities,
+      releases: PRODUCT_CATALOG,
+      existingSecrets: live ? await storedSecrets(client, namespace, name) : {},
+      generateSecret: () => NEW_SECRET_PLACEHOLDER,
+    },
+  ).map(withAppliedHash);
   return { capabilities, objects };
 }

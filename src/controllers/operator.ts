@@ -19,6 +19,7 @@ import {
 } from "../runtime/index.js";
 import { ActionRecorder, auditSink } from "./actions.js";
 import { registerHealer } from "./healing/register.js";
+import { apiVersionOf } from "./platform/render-input.js";
 import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
 import type { ReleaseCatalog } from "../release/index.js";
 import { POD, UpgradeOrchestrator } from "./upgrade/index.js";
@@ -47,10 +48,6 @@ export interface RunningOperator {
   manager: Manager;
   reconciler: PlatformReconciler;
   stop(): Promise<void>;
-}
-
-function apiVersionOf(kind: ManagedKind): string {
-  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
 }
 
 /** Which optional APIs the cluster serves (also what `onto diff` renders for). */

@@ -16,10 +16,7 @@ import { PRODUCT_CATALOG, type ReleaseCatalog } from "../../release/index.js";
 import {
   GENERATED_SECRET_LABEL,
   MANAGED_BY,
-  MANAGED_KINDS,
-  renderPlatform,
   type Capabilities,
-  type ExistingSecrets,
   type ManagedKind,
   type RenderedObject,
   type SecretGenerator,
@@ -32,10 +29,16 @@ import { applyNeed, withAppliedHash } from "./drift.js";
 import { mergePatchDiff } from "./merge-patch.js";
 import { namespaceSecurity } from "./namespace-security.js";
 import { quotaProblems } from "./quota.js";
+import {
+  INSTANCE_LABEL,
+  apiVersionOf,
+  decodeGeneratedSecrets,
+  renderFor,
+  servedKinds,
+} from "./render-input.js";
 import { computeStatus, type SpecProblem, type WorkloadView } from "./status.js";
 
 export const PLATFORM_REF = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
-const INSTANCE_LABEL = "app.kubernetes.io/instance";
 const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 /** Seed 3.1: a platform that is in order is looked at again every five minutes. */
 const RESYNC_MS = 5 * 60_000;
@@ -89,10 +92,6 @@ export interface PlatformReconcilerDeps {
   releases?: ReleaseCatalog;
 }
 
-function apiVersionOf(kind: ManagedKind): string {
-  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
-}
-
 function objectId(kind: string | undefined, name: string | undefined): string {
   return `${kind ?? "?"}/${name ?? "?"}`;
 }
@@ -124,13 +123,7 @@ export class PlatformReconciler {
 
   /** The managed kinds this cluster serves (optional ones only when discovered). */
   servedKinds(): ManagedKind[] {
-    const caps = this.deps.capabilities();
-    return MANAGED_KINDS.filter((k) => {
-      if (!k.optional) return true;
-      if (k.kind === "ServiceMonitor") return caps.serviceMonitor;
-      if (k.kind === "VerticalPodAutoscaler") return caps.verticalPodAutoscaler;
-      return false;
-    });
+    return servedKinds(this.deps.capabilities());
   }
 
   async reconcile(request: Request): Promise<Result> {
@@ -324,17 +317,16 @@ export class PlatformReconciler {
 
   /** The objects the operator applies for `platform` (also what `onto render` prints). */
   render(platform: OntoPlatform, spec: ResolvedSpec, upgrade?: UpgradeStep): RenderedObject[] {
-    const uid = platform.metadata.uid ?? "";
-    return renderPlatform({
-      platform: { name: platform.metadata.name, namespace: platform.metadata.namespace, uid },
-      spec,
-      release: this.releases.releaseFor(spec.version),
-      releaseOf: (version) => this.releases.releaseFor(version),
+    const ns = platform.metadata.namespace;
+    return renderFor(platform, spec, {
       capabilities: this.deps.capabilities(),
-      overrides: platform.status?.healing?.memoryOverrides ?? {},
-      ...(upgrade ? { upgrade } : {}),
-      existingSecrets: this.existingSecrets(platform),
+      releases: this.releases,
+      existingSecrets: decodeGeneratedSecrets(
+        this.deps.cache({ apiVersion: "v1", kind: "Secret" }, ns).byNamespace(ns),
+        platform.metadata.name,
+      ),
       generateSecret: this.generate,
+      upgrade,
     });
   }
 
@@ -465,21 +457,6 @@ export class PlatformReconciler {
       }
     }
     return pruned;
-  }
-
-  private existingSecrets(platform: OntoPlatform): ExistingSecrets {
-    const out: Record<string, Record<string, string>> = {};
-    const ns = platform.metadata.namespace;
-    for (const secret of this.deps.cache({ apiVersion: "v1", kind: "Secret" }, ns).byNamespace(ns)) {
-      const labels = secret.metadata?.labels;
-      if (labels?.[GENERATED_SECRET_LABEL] !== "true" || labels[INSTANCE_LABEL] !== platform.metadata.name)
-        continue;
-      const data = (secret as KubeObject & { data?: Record<string, string> }).data ?? {};
-      out[secret.metadata?.name ?? ""] = Object.fromEntries(
-        Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
-      );
-    }
-    return out;
   }
 
   /** What the spec asks for that the cluster cannot give, each naming its field. */

@@ -103,11 +103,21 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   const componentStatuses: Record<string, ComponentState> = {};
   const byPlane = new Map<Plane, ComponentState[]>(PLANES.map((p) => [p, []]));
   for (const component of enabledComponents(spec)) {
-    const state = componentState(
+    let state = componentState(
       component.name,
       componentSpec(spec, component).replicas,
       input.workloads.get(component.name),
     );
+    // Healing raised memory up to selfHealing.maxMemory and the component is still not Ready:
+    // waiting will not help, a person must look (the healer's MemoryAtCap condition says more).
+    const override = previous?.healing?.memoryOverrides?.[component.name];
+    if (override?.atCap && state.phase !== "Ready") {
+      state = {
+        ...state,
+        phase: "Degraded",
+        message: `${component.name}: memory raised to the cap (${override.memoryLimit}) after OOM kills and still not Ready`,
+      };
+    }
     componentStatuses[component.name] = state;
     byPlane.get(component.plane)?.push(state);
   }

@@ -1,0 +1,81 @@
+// How the operator turns an OntoPlatform and what the cluster holds into render's input. Shared
+// by the reconciler (reading its caches) and by `onto diff` (reading the cluster directly), so
+// both render exactly the same objects for the same platform.
+import type { OntoPlatform, ResolvedSpec } from "../../api/index.js";
+import type { KubeObject } from "../../kube/index.js";
+import type { ReleaseCatalog } from "../../release/index.js";
+import {
+  GENERATED_SECRET_LABEL,
+  MANAGED_KINDS,
+  renderPlatform,
+  type Capabilities,
+  type ExistingSecrets,
+  type ManagedKind,
+  type RenderedObject,
+  type SecretGenerator,
+  type UpgradeStep,
+} from "../../render/index.js";
+
+export const INSTANCE_LABEL = "app.kubernetes.io/instance";
+
+export function apiVersionOf(kind: ManagedKind): string {
+  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
+}
+
+/** The managed kinds a cluster with `capabilities` serves (optional ones only when discovered). */
+export function servedKinds(capabilities: Capabilities): ManagedKind[] {
+  return MANAGED_KINDS.filter(
+    (k) =>
+      !k.optional ||
+      (k.kind === "ServiceMonitor" && capabilities.serviceMonitor) ||
+      (k.kind === "VerticalPodAutoscaler" && capabilities.verticalPodAutoscaler),
+  );
+}
+
+/** Decoded values of `platformName`'s generated Secrets among `secrets` (others are ignored). */
+export function decodeGeneratedSecrets(
+  secrets: readonly KubeObject[],
+  platformName: string,
+): ExistingSecrets {
+  const out: Record<string, Record<string, string>> = {};
+  for (const secret of secrets) {
+    const labels = secret.metadata?.labels;
+    if (labels?.[GENERATED_SECRET_LABEL] !== "true" || labels[INSTANCE_LABEL] !== platformName) continue;
+    const data = (secret as KubeObject & { data?: Record<string, string> }).data ?? {};
+    out[secret.metadata?.name ?? ""] = Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]),
+    );
+  }
+  return out;
+}
+
+export interface PlatformRenderContext {
+  capabilities: Capabilities;
+  releases: ReleaseCatalog;
+  existingSecrets: ExistingSecrets;
+  generateSecret: SecretGenerator;
+  upgrade?: UpgradeStep | undefined;
+}
+
+/** The objects the operator applies for `platform` with `spec`, in apply order. */
+export function renderFor(
+  platform: OntoPlatform,
+  spec: ResolvedSpec,
+  ctx: PlatformRenderContext,
+): RenderedObject[] {
+  return renderPlatform({
+    platform: {
+      name: platform.metadata.name,
+      namespace: platform.metadata.namespace,
+      uid: platform.metadata.uid ?? "",
+    },
+    spec,
+    release: ctx.releases.releaseFor(spec.version),
+    releaseOf: (version) => ctx.releases.releaseFor(version),
+    capabilities: ctx.capabilities,
+    overrides: platform.status?.healing?.memoryOverrides ?? {},
+    ...(ctx.upgrade ? { upgrade: ctx.upgrade } : {}),
+    existingSecrets: ctx.existingSecrets,
+    generateSecret: ctx.generateSecret,
+  });
+}

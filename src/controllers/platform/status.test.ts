@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import { COMPONENTS, enabledComponents, resolveSpec, type OntoPlatformStatus } from "../../api/index.js";
+import { computeStatus, type StatusInput, type WorkloadView } from "./status.js";
+
+const spec = resolveSpec({ version: "1.5.0" });
+const T0 = new Date("2026-11-30T10:00:00Z");
+const T1 = new Date("2026-11-30T10:05:00Z");
+
+/** Every enabled component's workload, all Ready, except those in `notReady`. */
+function workloads(notReady: string[] = []): Map<string, WorkloadView> {
+  const map = new Map<string, WorkloadView>();
+  for (const c of enabledComponents(spec)) {
+    const ready = notReady.includes(c.name) ? 0 : 2;
+    map.set(c.name, {
+      kind: c.kind,
+      generation: 1,
+      labels: { "app.kubernetes.io/version": "1.5.0" },
+      spec: { replicas: 2 },
+      status: { observedGeneration: 1, replicas: 2, readyReplicas: ready, updatedReplicas: 2 },
+    });
+  }
+  return map;
+}
+
+function input(extra: Partial<StatusInput>): StatusInput {
+  return {
+    spec,
+    generation: 1,
+    previous: undefined,
+    workloads: workloads(),
+    applyErrors: [],
+    problems: [],
+    changed: 0,
+    paused: false,
+    now: T0,
+    ...extra,
+  };
+}
+
+describe("computeStatus", () => {
+  it("is Running with every component Ready, the version, and the printer columns", () => {
+    const status = computeStatus(input({}));
+    const total = enabledComponents(spec).length;
+    expect(status.phase).toBe("Running");
+    expect(status.version).toBe("1.5.0");
+    expect(status.ready).toBe(`${total}/${total}`);
+    expect(status.conditions?.find((c) => c.type === "Available")).toMatchObject({
+      status: "True",
+      reason: "AllComponentsReady",
+    });
+  });
+
+  it("is Provisioning at first, Degraded once it had been Running, naming what is not ready", () => {
+    const first = computeStatus(input({ workloads: workloads(["kafka"]) }));
+    expect(first.phase).toBe("Provisioning");
+    expect(first.conditions?.find((c) => c.type === "Available")?.message).toContain("kafka");
+    const running = computeStatus(input({}));
+    const later = computeStatus(input({ previous: running, workloads: workloads(["kafka"]), now: T1 }));
+    expect(later.phase).toBe("Degraded");
+    expect(later.componentStatuses?.kafka).toMatchObject({ phase: "Progressing", ready: 0, desired: 2 });
+    expect(later.components?.infrastructure).toBe("NotReady");
+    expect(later.components?.controlPlane).toBe("Ready");
+  });
+
+  it("keeps a condition's lastTransitionTime while its status does not change", () => {
+    const before = computeStatus(input({}));
+    const after = computeStatus(input({ previous: before, now: T1 }));
+    const available = (s: OntoPlatformStatus) =>
+      s.conditions?.find((c) => c.type === "Available")?.lastTransitionTime;
+    expect(available(after)).toBe(available(before));
+    const broken = computeStatus(input({ previous: after, workloads: workloads(["gateway"]), now: T1 }));
+    expect(available(broken)).not.toBe(available(before));
+  });
+
+  it("says Error with the failing object when an apply failed, and names the field of a problem", () => {
+    const failed = computeStatus(input({ applyErrors: ["Deployment/gateway: forbidden"] }));
+    expect(failed.phase).toBe("Error");
+    expect(failed.conditions?.find((c) => c.type === "Degraded")).toMatchObject({
+      status: "True",
+      reason: "ApplyFailed",
+    });
+    const problem = computeStatus(
+      input({
+        problems: [
+          {
+            field: "spec.global.tlsSecretName",
+            reason: "MissingTLSSecret",
+            message: "Secret ns/x does not exist",
+          },
+        ],
+      }),
+    );
+    expect(problem.conditions?.find((c) => c.type === "Degraded")?.message).toContain(
+      "spec.global.tlsSecretName",
+    );
+  });
+
+  it("marks a component Degraded when healing raised its memory to the cap and it is still not Ready", () => {
+    const previous: OntoPlatformStatus = {
+      healing: {
+        memoryOverrides: {
+          "ontology-service": { memoryLimit: "32Gi", raisedAt: T0.toISOString(), raises: 4, atCap: true },
+          "auth-service": { memoryLimit: "32Gi", raisedAt: T0.toISOString(), raises: 4, atCap: true },
+        },
+      },
+    };
+    const status = computeStatus(input({ previous, workloads: workloads(["ontology-service"]) }));
+    expect(status.componentStatuses?.["ontology-service"]?.phase).toBe("Degraded");
+    expect(status.componentStatuses?.["ontology-service"]?.message).toContain("32Gi");
+    // At the cap but Ready: nothing to report.
+    expect(status.componentStatuses?.["auth-service"]?.phase).toBe("Ready");
+    expect(status.healing).toEqual(previous.healing);
+  });
+
+  it("covers every component of the table", () => {
+    expect(Object.keys(computeStatus(input({})).componentStatuses ?? {}).length).toBe(
+      COMPONENTS.filter((c) => c.name !== "temporal" || spec.intelligencePlane.agentRuntime.temporal.enabled)
+        .length,
+    );
+  });
+});
