@@ -50,7 +50,9 @@ async function mergePatchSpec(patch: Record<string, unknown>): Promise<void> {
 beforeAll(async () => {
   client = adminClient();
   await installCrd(client);
-  ns = await createTestNamespace("prod");
+  // The namespace enforces the restricted Pod Security Standard from the start, so every pod of
+  // the production sample has to pass the API server's PodSecurity admission to exist at all.
+  ns = await createTestNamespace("prod", { "pod-security.kubernetes.io/enforce": "restricted" });
   await client.apply(tlsSecret(ns, "onto-tls"));
   operator = await startOperator([ns]);
   const started = Date.now();
