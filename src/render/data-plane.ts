@@ -66,6 +66,7 @@ export function renderNessie(ctx: RenderContext): ComponentObjects {
       ],
       config: nessieConfig(ctx),
       volumeClaims: [{ name: "data", storage: settings.storage }],
+      volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       metricsPort: "management",
       metricsPath: "/q/metrics",
       pod: (image) => ({

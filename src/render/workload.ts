@@ -66,6 +66,8 @@ export interface WorkloadInput {
   config?: Record<string, string>;
   /** StatefulSet only: one PersistentVolumeClaim template per entry. */
   volumeClaims?: { name: string; storage: string }[];
+  /** StatefulSet only: whether its volumes go when it is deleted (spec.retentionPolicy); default Retain. */
+  volumeRetention?: "Retain" | "Delete";
   podManagementPolicy?: "OrderedReady" | "Parallel";
   /** Upgrade: StatefulSet pods with an ordinal below this keep the old revision. */
   partition?: number;
@@ -261,7 +263,12 @@ function workloadObject(input: WorkloadInput, placement: PodPlacement): Rendered
       podManagementPolicy: input.podManagementPolicy ?? "OrderedReady",
       selector: { matchLabels: selector },
       updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: input.partition ?? 0 } },
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+      // The StatefulSet controller deletes the claims when the StatefulSet goes (with the platform,
+      // or when the component is removed) only under retention Delete; scaling down never does.
+      persistentVolumeClaimRetentionPolicy: {
+        whenDeleted: input.volumeRetention ?? "Retain",
+        whenScaled: "Retain",
+      },
       template,
       ...(input.volumeClaims ? { volumeClaimTemplates: volumeClaimTemplates(input, placement) } : {}),
     },

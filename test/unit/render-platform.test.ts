@@ -625,3 +625,27 @@ describe("the seed's tenant platform", () => {
     expect(objs.some((o) => o.kind === "NetworkPolicy")).toBe(false);
   });
 });
+
+describe("retention of data volumes", () => {
+  const policies = (objects: RenderedObject[]): string[] =>
+    objects
+      .filter((o) => o.kind === "StatefulSet")
+      .map(
+        (o) =>
+          (o.spec as { persistentVolumeClaimRetentionPolicy: { whenDeleted: string } })
+            .persistentVolumeClaimRetentionPolicy.whenDeleted,
+      );
+
+  it("keeps every StatefulSet's volumes by default, also when the StatefulSet is deleted", () => {
+    const found = policies(render(PRODUCTION));
+    expect(found.length).toBe(5);
+    expect(new Set(found)).toEqual(new Set(["Retain"]));
+  });
+
+  it("lets the StatefulSet controller delete them with the StatefulSet under retention Delete", () => {
+    const found = policies(
+      render(PRODUCTION, (spec) => (spec.retentionPolicy = { persistentVolumeClaims: "Delete" })),
+    );
+    expect(new Set(found)).toEqual(new Set(["Delete"]));
+  });
+});

@@ -69,6 +69,7 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
       // The controller quorum needs a majority up before any node is ready: start them together.
       podManagementPolicy: "Parallel",
       volumeClaims: [{ name: "data", storage: settings.storage }],
+      volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       pod: (image) => ({
         runAsUser: KAFKA_UID,
         fsGroup: KAFKA_UID,

@@ -47,6 +47,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
       // Distributed MinIO waits for its peers: start them together.
       podManagementPolicy: "Parallel",
       volumeClaims: [{ name: "data", storage: settings.storage }],
+      volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       metricsPort: "api",
       metricsPath: "/minio/v2/metrics/cluster",
       pod: (image) => ({

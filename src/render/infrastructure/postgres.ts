@@ -91,6 +91,7 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
       serviceSelector: { "statefulset.kubernetes.io/pod-name": `${name}-0` },
       config,
       volumeClaims: [{ name: "data", storage: settings.storage ?? "20Gi" }],
+      volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       pod: (image) => ({
         runAsUser: POSTGRES_UID,
         fsGroup: POSTGRES_UID,

@@ -102,6 +102,7 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
       ],
       config,
       volumeClaims: [{ name: "data", storage: componentSpec(ctx.spec, info(name)).storage ?? "5Gi" }],
+      volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       pod: (image) => {
         const scripts = { name: "scripts", mountPath: "/opt/onto", readOnly: true };
         const containers: Container[] = [
