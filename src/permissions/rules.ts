@@ -24,10 +24,10 @@ export interface ExplainedRule {
 /**
  * What server-side apply of a rendered object needs: patch (the apply itself), create (an apply
  * that creates the object is authorized as create), get/list/watch (the informer cache and the
- * read before a decision), delete (pruning what the spec no longer asks for). update is there
- * for the few writes that must carry a resourceVersion (optimistic concurrency).
+ * read before a decision), delete (pruning what the spec no longer asks for, and replacing a
+ * changed Job). No update: the operator never PUTs a rendered object.
  */
-export const APPLY_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
+export const APPLY_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "patch", "delete"];
 
 /** Rules for every kind the renderer can produce (render's MANAGED_KINDS), one per API group. */
 function managedKindRules(): ExplainedRule[] {
@@ -52,8 +52,8 @@ export function platformRules(): ExplainedRule[] {
       why: "watch the OntoPlatform resources",
     },
     {
-      rule: { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["get", "update", "patch"] },
-      why: "write phase, conditions, components and upgrade progress",
+      rule: { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["patch"] },
+      why: "write phase, conditions, components, upgrade and healing progress (merge patches)",
     },
     {
       rule: { apiGroups: [GROUP], resources: [`${PLURAL}/finalizers`], verbs: ["update"] },
@@ -61,28 +61,12 @@ export function platformRules(): ExplainedRule[] {
     },
     ...managedKindRules(),
     {
-      rule: {
-        apiGroups: [""],
-        resources: ["persistentvolumeclaims"],
-        verbs: ["get", "list", "watch", "delete"],
-      },
-      why: "watch StatefulSet volumes; delete them only under the retention policy Delete",
-    },
-    {
       rule: { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
       why: "healing: diagnose crash loops and OOM kills, clean up evicted pods, free pods on lost nodes",
     },
     {
-      rule: { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
-      why: "healing: the last log line of a crash-looping container",
-    },
-    {
       rule: { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
       why: "an Event for every action (events.k8s.io/v1, with series)",
-    },
-    {
-      rule: { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
-      why: "core/v1 Events, for clients that still write them",
     },
   ];
 }
