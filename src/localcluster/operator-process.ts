@@ -4,9 +4,9 @@
 // `onto cluster down` stops it with them and `onto cluster status` could list it. Reused when it
 // is already running.
 import { request } from "node:http";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./launcher.js";
 import { isAlive, logTail, readRecord, startProcess, stopProcess, type ProcessRecord } from "./processes.js";
 
 export const OPERATOR_PROCESS = "onto-operator";
@@ -22,18 +22,6 @@ export interface OperatorProcess {
   auditLog: string;
   metricsUrl: string;
   healthUrl: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function httpStatus(url: string): Promise<number> {

@@ -24,6 +24,7 @@ import {
   isReadyPod,
   setVersion,
   upgradeSample,
+  waitForUpgradeEnd,
   type Pod,
   type Workload,
 } from "./upgrade-support.js";
@@ -81,23 +82,6 @@ const pods = async (selector: string) =>
     (p) => !p.metadata?.deletionTimestamp,
   );
 const image = (w: Workload | undefined) => w?.spec?.template?.spec?.containers?.[0]?.image ?? "";
-
-async function waitForEnd(to: string, timeoutMs = 300_000): Promise<OntoPlatform> {
-  return eventually(
-    `the upgrade to ${to} to end`,
-    async () => {
-      const p = await readPlatform(client, ns, NAME);
-      const u = p.status?.upgrade;
-      return u?.to === to &&
-        (u.phase === "Failed" || u.phase === "Succeeded") &&
-        p.status?.phase === "Running"
-        ? p
-        : undefined;
-    },
-    timeoutMs,
-    250,
-  );
-}
 
 let components: ComponentInfo[] = [];
 let registry = "";
@@ -173,7 +157,7 @@ describe("an upgrade whose operator is SIGKILLed at every step", () => {
       const d = await deployment("auth-service");
       return image(d).endsWith(":1.6.0") && (d?.status?.updatedReplicas ?? 0) < (d?.spec?.replicas ?? 0);
     });
-    platform = await waitForEnd("1.6.0");
+    platform = await waitForUpgradeEnd(client, ns, NAME, "1.6.0", 300_000);
   }, 600_000);
 
   it("ends as an uninterrupted upgrade does: 1.6.0 everywhere, Running", async () => {
@@ -204,7 +188,7 @@ describe("a rollback whose operator is SIGKILLed", () => {
       const p = await readPlatform(client, ns, NAME);
       return p.status?.upgrade?.to === "1.6.1-kafka-crashloop" && p.status.upgrade.phase === "RollingBack";
     });
-    platform = await waitForEnd("1.6.1-kafka-crashloop");
+    platform = await waitForUpgradeEnd(client, ns, NAME, "1.6.1-kafka-crashloop", 300_000);
   }, 300_000);
 
   it("ends as an uninterrupted rollback does: kafka back on 1.6.0's image, the rest untouched", async () => {

@@ -25,6 +25,7 @@ import {
   isReadyPod,
   setVersion,
   upgradeSample,
+  waitForUpgradeEnd,
   type Pod,
   type Workload,
 } from "./upgrade-support.js";
@@ -38,23 +39,6 @@ const upgradeLines = () => auditLines(operator.auditLog).filter((l) => l.actor =
 
 async function workload(kind: "Deployment" | "StatefulSet", name: string): Promise<Workload> {
   return client.get<Workload>({ apiVersion: "apps/v1", kind, namespace: ns, name });
-}
-
-async function waitForUpgradeEnd(to: string, timeoutMs = 120_000): Promise<OntoPlatform> {
-  return eventually(
-    `the upgrade to ${to} to end`,
-    async () => {
-      const p = await readPlatform(client, ns, NAME);
-      const u = p.status?.upgrade;
-      return u?.to === to &&
-        (u.phase === "Failed" || u.phase === "Succeeded") &&
-        p.status?.phase === "Running"
-        ? p
-        : undefined;
-    },
-    timeoutMs,
-    250,
-  );
 }
 
 /**
@@ -111,7 +95,7 @@ describe("a canary that never becomes Ready", () => {
   beforeAll(async () => {
     const started = Date.now();
     await setVersion(client, ns, NAME, "1.5.1-never-ready");
-    platform = await waitForUpgradeEnd("1.5.1-never-ready");
+    platform = await waitForUpgradeEnd(client, ns, NAME, "1.5.1-never-ready");
     seconds = (Date.now() - started) / 1000;
     console.log(
       `never-ready canary: failed and rolled back in ${seconds.toFixed(1)} s (healthTimeoutSeconds 30)`,
@@ -170,7 +154,7 @@ describe("a crash-looping canary", () => {
   beforeAll(async () => {
     const started = Date.now();
     await setVersion(client, ns, NAME, "1.5.1-crashloop");
-    platform = await waitForUpgradeEnd("1.5.1-crashloop");
+    platform = await waitForUpgradeEnd(client, ns, NAME, "1.5.1-crashloop");
     seconds = (Date.now() - started) / 1000;
     console.log(`crash-looping canary: failed and rolled back in ${seconds.toFixed(1)} s`);
   });
@@ -209,7 +193,7 @@ describe("an OOM-killed canary", () => {
   it("fails fast with reason OOMKilled and exit code 137", async () => {
     const started = Date.now();
     await setVersion(client, ns, NAME, "1.5.1-oom");
-    const platform = await waitForUpgradeEnd("1.5.1-oom");
+    const platform = await waitForUpgradeEnd(client, ns, NAME, "1.5.1-oom");
     const seconds = (Date.now() - started) / 1000;
     console.log(`OOM-killed canary: failed and rolled back in ${seconds.toFixed(1)} s`);
     expect(seconds).toBeLessThan(20);
@@ -233,7 +217,7 @@ describe("a StatefulSet canary that crash-loops", () => {
   let platform: OntoPlatform;
   beforeAll(async () => {
     await setVersion(client, ns, NAME, "1.5.2-kafka-crashloop");
-    platform = await waitForUpgradeEnd("1.5.2-kafka-crashloop");
+    platform = await waitForUpgradeEnd(client, ns, NAME, "1.5.2-kafka-crashloop");
   });
 
   it("took only the highest ordinal, then reverted it and the pod came back on the old revision", async () => {
@@ -262,7 +246,7 @@ describe("rollbackScope Platform", () => {
       { ...PLATFORMS, namespace: ns, name: NAME },
       { spec: { version: "1.6.0-crashloop", upgradeStrategy: { rollbackScope: "Platform" } } },
     );
-    platform = await waitForUpgradeEnd("1.6.0-crashloop", 180_000);
+    platform = await waitForUpgradeEnd(client, ns, NAME, "1.6.0-crashloop", 180_000);
   });
 
   it("undoes the components already upgraded, in reverse order", async () => {

@@ -3,7 +3,8 @@
 import { readFileSync } from "node:fs";
 import type { OntoPlatform } from "../../src/api/index.js";
 import type { KubeClient, KubeObject } from "../../src/kube/index.js";
-import { PLATFORMS, loadSample } from "../support/platform.js";
+import { eventually } from "../support/cluster.js";
+import { PLATFORMS, loadSample, readPlatform } from "../support/platform.js";
 
 export { TEST_RELEASES } from "./upgrade-releases.js";
 
@@ -71,4 +72,28 @@ export type Pod = KubeObject & {
 
 export function isReadyPod(p: Pod): boolean {
   return p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+/** Waits until the upgrade to `to` has ended (Failed or Succeeded) and the platform is Running again. */
+export async function waitForUpgradeEnd(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  to: string,
+  timeoutMs = 120_000,
+): Promise<OntoPlatform> {
+  return eventually(
+    `the upgrade to ${to} to end`,
+    async () => {
+      const p = await readPlatform(client, ns, name);
+      const u = p.status?.upgrade;
+      return u?.to === to &&
+        (u.phase === "Failed" || u.phase === "Succeeded") &&
+        p.status?.phase === "Running"
+        ? p
+        : undefined;
+    },
+    timeoutMs,
+    250,
+  );
 }

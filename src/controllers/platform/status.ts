@@ -17,20 +17,23 @@ import {
 import { setCondition } from "../../runtime/index.js";
 
 /** The fields of a Deployment or StatefulSet the status reads. */
+/** The status fields of a Deployment or StatefulSet the operator reads. */
+export interface WorkloadStatus {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReplicas?: number;
+  availableReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+}
+
 export interface WorkloadView {
   kind: "Deployment" | "StatefulSet";
   generation?: number;
   labels?: Record<string, string>;
   spec?: { replicas?: number };
-  status?: {
-    observedGeneration?: number;
-    replicas?: number;
-    readyReplicas?: number;
-    updatedReplicas?: number;
-    availableReplicas?: number;
-    currentRevision?: string;
-    updateRevision?: string;
-  };
+  status?: WorkloadStatus;
 }
 
 /** Something the spec asks for that the operator cannot realise, named by its field. */

@@ -3,6 +3,7 @@
 // without a cluster. A pod that restarts, is OOM-killed or cannot pull its image fails at once; a
 // pod that is merely not Ready yet is given until the step's timeout.
 import type { KubeObject } from "../../kube/index.js";
+import type { WorkloadStatus } from "../platform/status.js";
 
 interface Terminated {
   exitCode?: number;
@@ -42,15 +43,7 @@ export interface WorkloadObject extends KubeObject {
     updateStrategy?: { rollingUpdate?: { partition?: number } };
     template?: { spec?: { containers?: { name: string; image?: string }[] } };
   };
-  status?: {
-    observedGeneration?: number;
-    replicas?: number;
-    readyReplicas?: number;
-    updatedReplicas?: number;
-    availableReplicas?: number;
-    currentRevision?: string;
-    updateRevision?: string;
-  };
+  status?: WorkloadStatus;
 }
 
 /** Why a pod of the new version is judged bad, from its own state. */
