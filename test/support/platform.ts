@@ -10,6 +10,7 @@ import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/inde
 import { grantOperatorAccess } from "../../src/permissions/service-account-access.js";
 import { pino } from "pino";
 import { eventually, kubeconfigPath } from "./cluster.js";
+import { assertNoSecretLeaks } from "./secret-hygiene.js";
 
 export const PLATFORMS = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
 
@@ -99,9 +100,16 @@ export async function startOperator(
     auditLog,
     logFile,
     kubeconfig,
+    // Stopping also checks secret hygiene over everything this operator emitted, so every suite
+    // that runs the operator fails if a generated credential leaked.
     stop: async () => {
       await operator.stop();
-      await access.revoke().catch(() => undefined);
+      try {
+        const report = await assertNoSecretLeaks(adminClient(), namespaces, [auditLog, logFile]);
+        console.log(`[secret-hygiene] ${report.values} generated values, ${report.sources} sources, 0 leaks`);
+      } finally {
+        await access.revoke().catch(() => undefined);
+      }
     },
   };
 }
