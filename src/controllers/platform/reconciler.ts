@@ -225,6 +225,7 @@ export class PlatformReconciler {
     }
 
     changed += await this.prune(platform, spec, desired, reconcileId, applyErrors);
+    changed += await this.replaceStuckStatefulPods(platform, reconcileId, applyErrors);
     changed += await this.deletePods(platform, decision?.deletePods ?? [], reconcileId, applyErrors);
 
     const status = this.statusFor(platform, spec, { applyErrors, problems, changed, paused: false });
@@ -490,6 +491,7 @@ export class PlatformReconciler {
     outcome: { applyErrors: string[]; problems: SpecProblem[]; changed: number; paused: boolean },
   ): OntoPlatformStatus {
     const workloads = new Map<string, WorkloadView>();
+    const unschedulable = this.unschedulablePods(platform);
     for (const component of ["Deployment", "StatefulSet"] as const) {
       const store = this.deps.cache({ apiVersion: "apps/v1", kind: component }, platform.metadata.namespace);
       for (const obj of store.byNamespace(platform.metadata.namespace)) {
@@ -503,6 +505,7 @@ export class PlatformReconciler {
           labels: obj.metadata.labels,
           ...(view.spec ? { spec: view.spec } : {}),
           ...(view.status ? { status: view.status } : {}),
+          ...(unschedulable.has(info.name) ? { unschedulable: unschedulable.get(info.name) } : {}),
         });
       }
     }
@@ -514,6 +517,97 @@ export class PlatformReconciler {
       ...outcome,
       now: this.now(),
     });
+  }
+
+  /**
+   * A StatefulSet never replaces a pod of an old revision that cannot start (Kubernetes waits for
+   * it to become Ready first), so after a spec fix such as a corrected node pool the platform would
+   * stay stuck. A pod of an outdated revision that the scheduler cannot place, at or above the
+   * rollout partition (pods below it keep the old revision on purpose during an upgrade), is
+   * deleted so the StatefulSet recreates it from the current revision.
+   */
+  private async replaceStuckStatefulPods(
+    platform: OntoPlatform,
+    reconcileId: string,
+    applyErrors: string[],
+  ): Promise<number> {
+    const ns = platform.metadata.namespace;
+    const pods = this.deps.cache({ apiVersion: "v1", kind: "Pod" }, ns).byNamespace(ns);
+    let replaced = 0;
+    type Sts = KubeObject & {
+      spec?: { updateStrategy?: { rollingUpdate?: { partition?: number } } };
+      status?: { updateRevision?: string };
+    };
+    type PodView = KubeObject & {
+      status?: { phase?: string; conditions?: { type: string; status: string }[] };
+    };
+    for (const sts of this.deps
+      .cache({ apiVersion: "apps/v1", kind: "StatefulSet" }, ns)
+      .byNamespace(ns) as Sts[]) {
+      const name = sts.metadata?.name ?? "";
+      if (sts.metadata?.labels?.[INSTANCE_LABEL] !== platform.metadata.name || !sts.status?.updateRevision)
+        continue;
+      const partition = sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
+      for (const pod of pods as PodView[]) {
+        const podName = pod.metadata?.name ?? "";
+        const ordinal = Number(podName.slice(name.length + 1));
+        if (!podName.startsWith(`${name}-`) || !Number.isInteger(ordinal) || ordinal < partition) continue;
+        if (pod.metadata?.deletionTimestamp || pod.status?.phase !== "Pending") continue;
+        if (pod.metadata?.labels?.["controller-revision-hash"] === sts.status.updateRevision) continue;
+        const unschedulable = pod.status.conditions?.some(
+          (c) => c.type === "PodScheduled" && c.status === "False",
+        );
+        if (!unschedulable) continue;
+        const target = { apiVersion: "v1", kind: "Pod", namespace: ns, name: podName };
+        try {
+          await this.deps.client.delete(target);
+          replaced++;
+          this.record(
+            platform,
+            reconcileId,
+            "delete",
+            target,
+            "StuckPodReplaced",
+            `deleted ${podName}: an outdated revision the scheduler cannot place; StatefulSet ${name} recreates it from the current spec`,
+            "ok",
+          );
+        } catch (err) {
+          const detail = errorFields(err).error;
+          applyErrors.push(`Pod/${podName}: ${detail}`);
+          this.record(
+            platform,
+            reconcileId,
+            "delete",
+            target,
+            "StuckPodReplaceFailed",
+            `could not replace stuck pod ${podName}`,
+            "error",
+            detail,
+          );
+        }
+      }
+    }
+    return replaced;
+  }
+
+  /** Per component, the scheduler's message for one of its pods it cannot place (from the Pod cache). */
+  private unschedulablePods(platform: OntoPlatform): Map<string, string> {
+    const ns = platform.metadata.namespace;
+    const found = new Map<string, string>();
+    for (const pod of this.deps.cache({ apiVersion: "v1", kind: "Pod" }, ns).byNamespace(ns)) {
+      const labels = pod.metadata?.labels;
+      const component = labels?.["app.kubernetes.io/name"];
+      if (!component || labels[INSTANCE_LABEL] !== platform.metadata.name || pod.metadata?.deletionTimestamp)
+        continue;
+      const conditions = (
+        pod as KubeObject & { status?: { conditions?: { type: string; status: string; message?: string }[] } }
+      ).status?.conditions;
+      const scheduled = conditions?.find((c) => c.type === "PodScheduled");
+      if (scheduled?.status === "False" && scheduled.message && !found.has(component)) {
+        found.set(component, scheduled.message.split("\n")[0]?.slice(0, 300) ?? "");
+      }
+    }
+    return found;
   }
 
   private conditionsWith(

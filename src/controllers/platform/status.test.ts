@@ -118,4 +118,17 @@ describe("computeStatus", () => {
         .length,
     );
   });
+
+  it("says why a component's pod cannot be scheduled", () => {
+    const w = workloads(["reasoning-service"]);
+    const view = w.get("reasoning-service");
+    if (view)
+      w.set("reasoning-service", {
+        ...view,
+        unschedulable: "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.",
+      });
+    const state = computeStatus(input({ workloads: w })).componentStatuses?.["reasoning-service"];
+    expect(state?.phase).toBe("Progressing");
+    expect(state?.message).toContain("Insufficient nvidia.com/gpu");
+  });
 });

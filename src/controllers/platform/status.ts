@@ -34,6 +34,8 @@ export interface WorkloadView {
   labels?: Record<string, string>;
   spec?: { replicas?: number };
   status?: WorkloadStatus;
+  /** Why one of its pods cannot be scheduled (the scheduler's message), if one cannot. */
+  unschedulable?: string;
 }
 
 /** Something the spec asks for that the operator cannot realise, named by its field. */
@@ -83,6 +85,13 @@ function componentState(
     : !rolledOut
       ? `${name}: rolling out (${updated}/${desired} updated, ${ready} ready)`
       : `${name}: ${ready}/${desired} pods ready`;
+  // The scheduler's reason says what a person must change (capacity, node pool, GPUs); a count alone does not.
+  if (workload.unschedulable)
+    return {
+      ...base,
+      phase: "Progressing",
+      message: `${what}; a pod cannot be scheduled: ${workload.unschedulable}`,
+    };
   return { ...base, phase: "Progressing", message: what };
 }
 

@@ -1,0 +1,59 @@
+// The status says why a component is not coming up when the reason is the scheduler's: a node
+// pool no node belongs to leaves every pod Pending, and the component's message carries the
+// scheduler's own words; fixing the spec brings the platform to Running.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { KubeClient } from "../../src/kube/index.js";
+import { createTestNamespace, eventually } from "../support/cluster.js";
+import {
+  PLATFORMS,
+  adminClient,
+  installCrd,
+  loadSample,
+  readPlatform,
+  startOperator,
+  waitForPhase,
+} from "../support/platform.js";
+
+const NAME = "onto-minimal";
+let client: KubeClient;
+let ns = "";
+let operator: Awaited<ReturnType<typeof startOperator>>;
+
+beforeAll(async () => {
+  client = adminClient();
+  await installCrd(client);
+  ns = await createTestNamespace("status");
+  operator = await startOperator([ns]);
+});
+
+afterAll(async () => {
+  await operator?.stop();
+});
+
+describe("component status", () => {
+  it("carries the scheduler's reason for pods it cannot place, until the spec is fixed", async () => {
+    const platform = loadSample("minimal.yaml", ns);
+    platform.spec.global = { nodePool: { nodeSelector: { "onto.paas/pool": "nowhere" } } };
+    await client.apply(platform);
+    const message = await eventually(
+      "a component message with the scheduler's reason",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        const found = Object.values(p.status?.componentStatuses ?? {}).find((s) =>
+          s.message?.includes("cannot be scheduled"),
+        );
+        return found?.message;
+      },
+      60_000,
+    );
+    expect(message).toMatch(/didn't match Pod's node affinity\/selector/);
+    expect((await readPlatform(client, ns, NAME)).status?.phase).toBe("Provisioning");
+
+    await client.mergePatch(
+      { ...PLATFORMS, namespace: ns, name: NAME },
+      { spec: { global: { nodePool: { nodeSelector: null } } } },
+    );
+    const running = await waitForPhase(client, ns, NAME, "Running");
+    expect(Object.values(running.status?.componentStatuses ?? {}).filter((s) => s.message)).toEqual([]);
+  });
+});
