@@ -3,9 +3,9 @@
 // a metric. Records carry names, kinds and reasons only, never object content, so no secret
 // value can reach the Event stream or the audit log.
 import { createWriteStream, type WriteStream } from "node:fs";
-import { Counter, type Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
 import type { KubeObject } from "../kube/index.js";
-import type { EventRecorder } from "../runtime/index.js";
+import { sharedCounter, type EventRecorder } from "../runtime/index.js";
 
 export type ActionVerb = "create" | "update" | "delete" | "force-delete" | "patch" | "status";
 
@@ -48,15 +48,11 @@ export class ActionRecorder {
     registry: Registry,
     private readonly now: () => Date = () => new Date(),
   ) {
-    const existing = registry.getSingleMetric("onto_actions_total");
-    this.counter =
-      (existing as Counter<"actor" | "verb" | "kind" | "outcome"> | undefined) ??
-      new Counter({
-        name: "onto_actions_total",
-        help: "Actions the operator took on the cluster, by actor, verb, kind and outcome.",
-        labelNames: ["actor", "verb", "kind", "outcome"],
-        registers: [registry],
-      });
+    this.counter = sharedCounter(registry, {
+      name: "onto_actions_total",
+      help: "Actions the operator took on the cluster, by actor, verb, kind and outcome.",
+      labelNames: ["actor", "verb", "kind", "outcome"],
+    });
   }
 
   record(action: ActionRecord): void {

@@ -102,7 +102,7 @@ export {
 } from "./leader-election.js";
 export { createLogger, errorFields, silentLogger, type Logger, type LoggerOptions } from "./logging.js";
 export { Manager, type LeaderElectionSettings, type ManagerOptions } from "./manager.js";
-export { RuntimeMetrics } from "./metrics.js";
+export { RuntimeMetrics, sharedCounter, sharedHistogram } from "./metrics.js";
 export {
   annotationsChanged,
   anyOf,

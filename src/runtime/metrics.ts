@@ -117,3 +117,28 @@ export class RuntimeMetrics {
       .reduce((sum, v) => sum + v.value, 0);
   }
 }
+
+/**
+ * The counter named `config.name` on `registry`, created on first use: several operators (or
+ * controllers) may share one registry, as tests do, and prom-client refuses a second registration.
+ */
+export function sharedCounter<L extends string>(
+  registry: Registry,
+  config: { name: string; help: string; labelNames: readonly L[] },
+): Counter<L> {
+  return (
+    (registry.getSingleMetric(config.name) as Counter<L> | undefined) ??
+    new Counter<L>({ ...config, registers: [registry] })
+  );
+}
+
+/** The histogram named `config.name` on `registry`, created on first use (see sharedCounter). */
+export function sharedHistogram<L extends string>(
+  registry: Registry,
+  config: { name: string; help: string; labelNames: readonly L[]; buckets: number[] },
+): Histogram<L> {
+  return (
+    (registry.getSingleMetric(config.name) as Histogram<L> | undefined) ??
+    new Histogram<L>({ ...config, registers: [registry] })
+  );
+}

@@ -1,6 +1,7 @@
 // onto_healing_actions_total{action,reason}: what the healer did and why, on the manager's registry
 // (served at /metrics beside onto_actions_total, which counts the same actions by verb and kind).
-import { Counter, type Registry } from "prom-client";
+import type { Counter, Registry } from "prom-client";
+import { sharedCounter } from "../../runtime/index.js";
 
 const NAME = "onto_healing_actions_total";
 
@@ -8,15 +9,11 @@ export class HealingMetrics {
   private readonly counter: Counter<"action" | "reason">;
 
   constructor(registry: Registry) {
-    const existing = registry.getSingleMetric(NAME) as Counter<"action" | "reason"> | undefined;
-    this.counter =
-      existing ??
-      new Counter({
-        name: NAME,
-        help: "Healing actions (raise-memory, diagnose, delete-evicted, force-delete, drop-override) by reason.",
-        labelNames: ["action", "reason"],
-        registers: [registry],
-      });
+    this.counter = sharedCounter(registry, {
+      name: NAME,
+      help: "Healing actions (raise-memory, diagnose, delete-evicted, force-delete, drop-override) by reason.",
+      labelNames: ["action", "reason"],
+    });
   }
 
   inc(action: string, reason: string): void {

@@ -1,5 +1,6 @@
 // Upgrade metrics on the manager's registry: how long upgrades take and how they end.
-import { Counter, Histogram, type Registry } from "prom-client";
+import type { Counter, Histogram, Registry } from "prom-client";
+import { sharedCounter, sharedHistogram } from "../../runtime/index.js";
 
 export type UpgradeResult = "succeeded" | "failed" | "superseded";
 
@@ -8,24 +9,18 @@ export class UpgradeMetrics {
   private readonly total: Counter<"result">;
 
   constructor(registry: Registry) {
-    // Several operators may share one registry (tests start them in one process): reuse.
-    this.duration =
-      (registry.getSingleMetric("onto_upgrade_duration_seconds") as Histogram<"result"> | undefined) ??
-      new Histogram({
-        name: "onto_upgrade_duration_seconds",
-        help: "Duration of platform upgrades from start to success, failure (after rollback) or supersession.",
-        labelNames: ["result"],
-        buckets: [30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400],
-        registers: [registry],
-      });
-    this.total =
-      (registry.getSingleMetric("onto_upgrades_total") as Counter<"result"> | undefined) ??
-      new Counter({
-        name: "onto_upgrades_total",
-        help: "Platform upgrades that ended, by result (succeeded, failed, superseded).",
-        labelNames: ["result"],
-        registers: [registry],
-      });
+    // Several operators may share one registry (tests start them in one process): shared*.
+    this.duration = sharedHistogram(registry, {
+      name: "onto_upgrade_duration_seconds",
+      help: "Duration of platform upgrades from start to success, failure (after rollback) or supersession.",
+      labelNames: ["result"],
+      buckets: [30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400],
+    });
+    this.total = sharedCounter(registry, {
+      name: "onto_upgrades_total",
+      help: "Platform upgrades that ended, by result (succeeded, failed, superseded).",
+      labelNames: ["result"],
+    });
   }
 
   finished(result: UpgradeResult, seconds: number): void {
