@@ -277,11 +277,11 @@ describe("rollbackScope Platform", () => {
 });
 
 describe("guard rails", () => {
-  it("refuses a downgrade and a skipped minor, naming why, and changes nothing", async () => {
+  it("refuses a downgrade and a skipped minor, naming why (the target's upgrade graph), and changes nothing", async () => {
     const before = await workload("Deployment", "ontology-service");
     for (const [version, why] of [
-      ["1.4.2", "downgrade 1.5.0 -> 1.4.2"],
-      ["1.7.0", "skipped minor 1.5.0 -> 1.7.0 (skips 1.6)"],
+      ["1.4.2", "upgrade 1.5.0 -> 1.4.2: a downgrade"],
+      ["1.7.0", "upgrade 1.5.0 -> 1.7.0: skips the 1.6 line and its migrations: needs force"],
     ] as const) {
       await setVersion(client, ns, NAME, version);
       const p = await eventually(`the refusal of ${version}`, async () => {
