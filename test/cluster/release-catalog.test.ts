@@ -8,7 +8,7 @@
 // is refused with the reason.
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OntoPlatform } from "../../src/api/index.js";
+import { validateOntoRelease, type OntoPlatform } from "../../src/api/index.js";
 import { runUpgrade } from "../../src/cli/commands/upgrade.js";
 import { plain } from "../../src/cli/output.js";
 import { formatStatus, type EventView } from "../../src/cli/status-view.js";
@@ -27,7 +27,7 @@ import {
   tlsSecret,
   waitForPhase,
 } from "../support/platform.js";
-import { applyReleases, deleteReleases } from "../support/releases.js";
+import { applyReleases, deleteReleases, readReleases } from "../support/releases.js";
 import { setVersion, upgradeSample, type Workload } from "./upgrade-support.js";
 
 const CATALOG_FILE = new URL("../releases/catalog.yaml", import.meta.url).pathname;
@@ -112,6 +112,33 @@ describe("release objects", () => {
     expect(verdict).toMatchObject({ status: "False", reason: "ShadowsBuiltIn" });
     expect(verdict.message).toMatch(/set spec\.overrideBuiltIn: true/);
     expect(await accepted("1.6.0-point-of-no-return")).toMatchObject({ status: "True", reason: "Added" });
+  });
+});
+
+describe("the OntoRelease schema", () => {
+  it("is enforced by the API server, naming the field, the same as offline validation", async () => {
+    const [base] = readReleases(ADDED_FILE);
+    if (!base) throw new Error("no release in the file");
+    const bad = {
+      ...base,
+      metadata: { name: "invalid-release" },
+      spec: {
+        ...base.spec,
+        version: "1.5.9-invalid",
+        upgradeFrom: [{ versions: "*", path: "Refused" }],
+        images: { ...base.spec.images, redis: { repository: "redis", tag: "7.2.5", digest: "md5:abc" } },
+      },
+    };
+    const offline = validateOntoRelease(bad).map((i) => i.path);
+    expect(offline).toEqual(expect.arrayContaining(["spec.images.redis.digest"]));
+    await expect(client.apply(bad as unknown as KubeObject)).rejects.toThrow(/spec\.images\.redis\.digest/);
+    const noReason = { ...bad, spec: { ...bad.spec, images: base.spec.images } };
+    expect(validateOntoRelease(noReason).map((i) => `${i.path}: ${i.message}`)).toEqual([
+      "spec.upgradeFrom[0].reason: a path that is ForceRequired or Refused needs a reason",
+    ]);
+    await expect(client.apply(noReason as unknown as KubeObject)).rejects.toThrow(
+      /spec\.upgradeFrom\[0\]\.reason: Required value: a path that is ForceRequired or Refused needs a reason/,
+    );
   });
 });
 

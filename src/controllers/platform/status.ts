@@ -191,7 +191,7 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   // status.upgrade is written by the upgrade orchestrator before this runs (write-ahead).
   const upgrading = previous?.upgrade?.phase === "InProgress" || previous?.upgrade?.phase === "RollingBack";
   // An upgrade stopped past a point of no return is not over: it waits for a forward fix.
-  const forwardFix = previous?.upgrade?.phase === "ForwardFix" && previous.upgrade.to === spec.version;
+  const forwardFix = previous?.upgrade?.phase === "ForwardFix";
   const phase: PlatformPhase =
     input.applyErrors.length > 0
       ? "Error"

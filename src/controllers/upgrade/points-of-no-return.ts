@@ -91,13 +91,8 @@ export function refusedRollback(
     points.unshift(own);
   if (points.length === 0) return undefined;
   const undone = points.map((p) => `${p.component} ${p.step} of ${p.version} (${p.reason})`).join("; ");
-  return {
-    reason: "RollbackRefused",
-    message:
-      `refusing ${current} -> ${target}: it would undo what cannot be undone: ${undone}. ` +
-      "Not even force allows it: fix forward with a newer release (or restore a backup taken before the upgrade)".slice(
-        0,
-        4000,
-      ),
-  };
+  const message =
+    `refusing ${current} -> ${target}: it would undo what cannot be undone: ${undone}. ` +
+    "Not even force allows it: fix forward with a newer release (or restore a backup taken before the upgrade)";
+  return { reason: "RollbackRefused", message: message.slice(0, 4000) };
 }
