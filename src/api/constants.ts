@@ -10,3 +10,11 @@ export const SHORT_NAMES = ["onto"] as const;
 export const CATEGORIES = ["coomia"] as const;
 /** Name of the CustomResourceDefinition object. */
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
+
+// The OntoRelease API (cluster-scoped): one platform version as data.
+export const RELEASE_KIND = "OntoRelease";
+export const RELEASE_LIST_KIND = "OntoReleaseList";
+export const RELEASE_PLURAL = "ontoreleases";
+export const RELEASE_SINGULAR = "ontorelease";
+export const RELEASE_SHORT_NAMES = ["ontorel"] as const;
+export const RELEASE_CRD_NAME = `${RELEASE_PLURAL}.${GROUP}`;

@@ -36,3 +36,32 @@ export { validateOntoPlatform, validateSpec } from "./validate.js";
 export type { ValidationIssue } from "./validate.js";
 export { validateYamlStream } from "./documents.js";
 export type { DocumentReport } from "./documents.js";
+export {
+  IMAGE_DIGEST,
+  IMAGE_REPOSITORY,
+  IMAGE_ROLES,
+  IMAGE_TAG,
+  INFRASTRUCTURE_IMAGES,
+  OntoReleaseSpecSchema,
+  OntoReleaseStatusSchema,
+  PLATFORM_SERVICES,
+  UPGRADE_PATHS,
+  UPGRADE_STEPS,
+} from "./release-schema.js";
+export type {
+  ImageRole,
+  InfrastructureImage,
+  IrreversibleStep,
+  OntoRelease,
+  OntoReleaseSpec,
+  OntoReleaseStatus,
+  PlatformService,
+  ReleaseImage,
+  ResolvedReleaseSpec,
+  UpgradePath,
+  UpgradeRule,
+  UpgradeStepName,
+} from "./release-schema.js";
+export { resolveRelease } from "./release-defaults.js";
+export { ontoReleaseCrd, ontoReleaseCrdYaml } from "./release-crd.js";
+export { validateOntoRelease } from "./validate.js";

@@ -216,6 +216,14 @@ const global = defaulted(
         }),
         "registry.example.com/coomia-dip",
       ),
+      imageMirror: Type.Optional(
+        Type.String({
+          pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
+          maxLength: 255,
+          description:
+            "Air-gapped installs: pull every image the platform runs (infrastructure included) from this registry[/path], keeping each image's repository path and tag/digest (docker.io/library/postgres:16.6 -> <mirror>/library/postgres:16.6). `onto images --version V --registry <mirror>` lists what to copy there.",
+        }),
+      ),
       imagePullSecrets: defaulted(
         Type.Array(dnsSubdomain("Name of a docker-registry Secret in the platform's namespace."), {
           maxItems: 16,
@@ -910,10 +918,11 @@ const upgradeStatus = Type.Object(
         Type.Literal("Succeeded"),
         Type.Literal("Failed"),
         Type.Literal("Superseded"),
+        Type.Literal("ForwardFix"),
       ],
       {
         description:
-          "State of the upgrade; Superseded: spec.version changed while it ran, a new upgrade took over at a component boundary.",
+          "State of the upgrade; Superseded: spec.version changed while it ran, a new upgrade took over at a component boundary; ForwardFix: it failed after a point of no return, so it was not rolled back and waits for a fix (a newer spec.version, or the retry annotation once the cause is fixed).",
       },
     ),
     group: Type.Optional(Type.String({ maxLength: 64, description: "Plane being upgraded." })),
@@ -952,6 +961,24 @@ const upgradeStatus = Type.Object(
         reason: Type.String({ maxLength: 128 }),
         message: Type.String({ maxLength: 4096 }),
       }),
+    ),
+    pointOfNoReturn: Type.Optional(
+      Type.Object(
+        {
+          component: Type.String({ maxLength: 64 }),
+          step: Type.String({ maxLength: 64 }),
+          version: Type.String({
+            maxLength: 64,
+            description: "The release that marks the step irreversible.",
+          }),
+          reason: Type.String({ maxLength: 512 }),
+          at: Type.String({ format: "date-time", description: "When the step started." }),
+        },
+        {
+          description:
+            "The first step of this upgrade that cannot be undone, once it started: from then on a failure stops the upgrade for a forward fix instead of rolling back.",
+        },
+      ),
     ),
   },
   { description: "Progress of the upgrade in flight (or the last one), persisted so it survives restarts." },

@@ -7,8 +7,9 @@ import { Value } from "@sinclair/typebox/value";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import type { TSchema } from "@sinclair/typebox";
 import type { ParseResult } from "@marcbachmann/cel-js";
-import { API_VERSION, KIND } from "./constants.js";
+import { API_VERSION, KIND, RELEASE_KIND } from "./constants.js";
 import { kubernetesCelEnvironment } from "./kubernetes-cel.js";
+import { OntoReleaseSpecSchema } from "./release-schema.js";
 import { OntoPlatformSpecSchema } from "./schema.js";
 import type { CelRule } from "./schema-kit.js";
 import { DNS_SUBDOMAIN } from "./schema-kit.js";
@@ -39,6 +40,7 @@ const BLOCKING_ERRORS = new Set<ValueErrorType>([
 ]);
 
 const strictSpecSchema = strict(OntoPlatformSpecSchema);
+const strictReleaseSchema = strict(OntoReleaseSpecSchema);
 const celEnvironment = kubernetesCelEnvironment();
 const compiled = new Map<string, ParseResult>();
 
@@ -80,10 +82,42 @@ export function validateOntoPlatform(doc: unknown, old?: unknown): ValidationIss
 
 /** Validates a spec as written (defaults are applied first, as the API server does). */
 export function validateSpec(spec: unknown, oldSpec?: unknown): ValidationIssue[] {
-  const defaulted = withDefaults(spec);
+  return validateWith(OntoPlatformSpecSchema, strictSpecSchema, spec, oldSpec);
+}
+
+/** Validates a parsed OntoRelease document (cluster-scoped: no namespace). */
+export function validateOntoRelease(doc: unknown): ValidationIssue[] {
+  if (!isObject(doc)) return [{ path: "", message: "must be a YAML/JSON object" }];
+  const issues: ValidationIssue[] = [];
+  if (doc.apiVersion !== API_VERSION)
+    issues.push({
+      path: "apiVersion",
+      message: `must be ${API_VERSION}, got ${JSON.stringify(doc.apiVersion)}`,
+    });
+  if (doc.kind !== RELEASE_KIND)
+    issues.push({ path: "kind", message: `must be ${RELEASE_KIND}, got ${JSON.stringify(doc.kind)}` });
+  const metadata = doc.metadata;
+  if (
+    !isObject(metadata) ||
+    typeof metadata.name !== "string" ||
+    !new RegExp(DNS_SUBDOMAIN).test(metadata.name)
+  )
+    issues.push({ path: "metadata.name", message: "Required value: a lowercase DNS subdomain" });
+  if (doc.spec === undefined)
+    return [...issues, { path: "spec", message: "Required value: spec is required" }];
+  return [...issues, ...validateWith(OntoReleaseSpecSchema, strictReleaseSchema, doc.spec, undefined)];
+}
+
+function validateWith(
+  schema: TSchema,
+  strictSchema: Node,
+  spec: unknown,
+  oldSpec: unknown,
+): ValidationIssue[] {
+  const defaulted = Value.Default(schema, structuredClone(spec));
   const issues: ValidationIssue[] = [];
   let blocking = false;
-  for (const error of Value.Errors(strictSpecSchema as unknown as TSchema, defaulted)) {
+  for (const error of Value.Errors(strictSchema as unknown as TSchema, defaulted)) {
     // A missing required field is reported once, as Required value, not also as a wrong type.
     if (error.value === undefined && error.type !== ValueErrorType.ObjectRequiredProperty) continue;
     if (BLOCKING_ERRORS.has(error.type)) blocking = true;
@@ -94,14 +128,10 @@ export function validateSpec(spec: unknown, oldSpec?: unknown): ValidationIssue[
   }
   // Like the API server, evaluate CEL only when no blocking error was found.
   if (!blocking) {
-    const old = oldSpec === undefined ? undefined : withDefaults(oldSpec);
-    checkRules(OntoPlatformSpecSchema, defaulted, old, "spec", issues);
+    const old = oldSpec === undefined ? undefined : Value.Default(schema, structuredClone(oldSpec));
+    checkRules(schema, defaulted, old, "spec", issues);
   }
   return issues;
-}
-
-function withDefaults(spec: unknown): unknown {
-  return Value.Default(OntoPlatformSpecSchema, structuredClone(spec));
 }
 
 /** Evaluates the x-kubernetes-validations of `schema` and its descendants against `value`. */

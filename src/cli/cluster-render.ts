@@ -14,7 +14,7 @@ import {
   servedKinds,
 } from "../controllers/platform/render-input.js";
 import type { KubeClient } from "../kube/index.js";
-import { PRODUCT_CATALOG } from "../release/index.js";
+import { clusterCatalog } from "./releases.js";
 import {
   GENERATED_SECRET_LABEL,
   type Capabilities,
@@ -64,7 +64,7 @@ export async function renderForCluster(
     spec,
     {
       capabilities,
-      releases: PRODUCT_CATALOG,
+      releases: await clusterCatalog(client),
       existingSecrets: live ? await storedSecrets(client, namespace, name) : {},
       generateSecret: () => NEW_SECRET_PLACEHOLDER,
     },

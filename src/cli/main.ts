@@ -11,6 +11,7 @@ import { upgradeCommand } from "./commands/upgrade.js";
 import { pauseCommand, resumeCommand } from "./commands/pause.js";
 import { diffCommand } from "./commands/diff.js";
 import { demoCommand } from "./commands/demo.js";
+import { imagesCommand } from "./commands/images.js";
 
 export function buildProgram(): Command {
   const program = new Command("onto")
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   program.addCommand(pauseCommand());
   program.addCommand(resumeCommand());
   program.addCommand(diffCommand());
+  program.addCommand(imagesCommand());
   program.addCommand(demoCommand());
   return program;
 }

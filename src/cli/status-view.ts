@@ -93,7 +93,7 @@ export function upgradeLine(
   const total = upgradeTotal(upgrade, enabled);
   const done = upgrade.completedComponents.filter((c) => total.includes(c)).length;
   const phase =
-    upgrade.phase === "Failed" || upgrade.phase === "RollingBack"
+    upgrade.phase === "Failed" || upgrade.phase === "RollingBack" || upgrade.phase === "ForwardFix"
       ? colors.red(upgrade.phase)
       : upgrade.phase === "Succeeded"
         ? colors.green(upgrade.phase)
@@ -204,6 +204,15 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
       const f = status.upgrade.failure;
       lines.push(`  ${colors.red(`failed at ${f.component}: ${f.reason}`)}: ${f.message}`);
     }
+    const point = status.upgrade.pointOfNoReturn;
+    if (status.upgrade.phase === "ForwardFix" && point)
+      lines.push(
+        `  ${colors.red("not rolled back, waiting for a forward fix")}: ${point.component} ${point.step} of ${point.version} cannot be undone (${point.reason})`,
+      );
+    else if (point)
+      lines.push(
+        `  ${colors.yellow("past a point of no return")}: ${point.component} ${point.step} of ${point.version} (${point.reason}); a failure from here on is not rolled back`,
+      );
   }
 
   const overrides = Object.entries(status.healing?.memoryOverrides ?? {});

@@ -21,7 +21,7 @@ import { ActionRecorder, auditSink } from "./actions.js";
 import { registerHealer } from "./healing/register.js";
 import { apiVersionOf } from "./platform/render-input.js";
 import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
-import type { ReleaseCatalog } from "../release/index.js";
+import { registerReleases } from "./releases/index.js";
 import { POD, UpgradeOrchestrator } from "./upgrade/index.js";
 
 export interface OperatorOptions {
@@ -40,8 +40,6 @@ export interface OperatorOptions {
   /** How often optional APIs (ServiceMonitor, VPA) are looked for again. */
   discoveryIntervalMs?: number | undefined;
   hooks?: PlatformHooks | undefined;
-  /** Release lookup; default the product catalog (tests inject releases whose images fail). */
-  releases?: ReleaseCatalog | undefined;
 }
 
 export interface RunningOperator {
@@ -93,10 +91,15 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
 
   const audit = auditSink(opts.auditLog);
   const actions = new ActionRecorder(manager.events, audit, manager.metrics.registry);
+  // Releases: built in, plus the cluster's OntoRelease objects; one live catalog for everyone.
+  const releases = await registerReleases(manager, {
+    client,
+    logger: logger.child({ controller: "ontorelease" }),
+  });
   const upgrades = new UpgradeOrchestrator({
     cache,
     registry: manager.metrics.registry,
-    releases: opts.releases,
+    releases: releases.catalog,
   });
   const reconciler = new PlatformReconciler({
     client,
@@ -105,7 +108,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     actions,
     logger: logger.child({ controller: "ontoplatform" }),
     hooks: { upgradeStep: upgrades.upgradeStep, ...opts.hooks },
-    ...(opts.releases ? { releases: opts.releases } : {}),
+    releases: releases.catalog,
   });
 
   const served = (): ManagedKind[] => reconciler.servedKinds();
@@ -116,8 +119,17 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
       name: scoped.length > 0 ? `ontoplatform-${namespace}` : "ontoplatform",
       for: sourceFor({ apiVersion: `${GROUP}/${VERSION}`, kind: KIND }, namespace),
       owns: owned,
-      // Pods of a platform with an upgrade in flight: a canary turning Ready or crash-looping.
-      watches: [{ source: sourceFor(POD, namespace), map: upgrades.platformsFor }],
+      watches: [
+        // Pods of a platform with an upgrade in flight: a canary turning Ready or crash-looping.
+        { source: sourceFor(POD, namespace), map: upgrades.platformsFor },
+        // A release added, changed or removed: every platform looks again (releases change rarely).
+        ...releases.watchFor(() =>
+          cache(PLATFORM_REF, namespace)
+            .list()
+            .filter((p) => !namespace || p.metadata?.namespace === namespace)
+            .map((p) => `${p.metadata?.namespace ?? ""}/${p.metadata?.name ?? ""}`),
+        ),
+      ],
       predicates: [anyOf(generationChanged, annotationsChanged, labelsChanged)],
       maxConcurrentReconciles: opts.concurrency ?? 2,
       resyncPeriodMs: 5 * 60_000,

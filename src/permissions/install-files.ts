@@ -4,6 +4,8 @@
 // (scripts/generate-install.ts); permissions-install.test.ts fails when a committed copy differs.
 import { stringify } from "yaml";
 import { ontoPlatformCrdYaml } from "../api/crd.js";
+import { ontoReleaseCrdYaml } from "../api/release-crd.js";
+import { PRODUCT_RELEASES, releaseObject } from "../release/index.js";
 import {
   OPERATOR_NAME,
   OPERATOR_NAMESPACE,
@@ -57,9 +59,11 @@ export function installFiles(): Map<string, string> {
   files.set(
     "deploy/kustomization.yaml",
     kustomization(
-      ["crds/onto.paas_ontoplatforms.yaml", "rbac", "operator"],
+      ["crds/onto.paas_ontoplatforms.yaml", "crds/onto.paas_ontoreleases.yaml", "rbac", "operator"],
       "# The operator watching all namespaces: `kubectl apply --server-side -k deploy/`.\n" +
-        "# Single-namespace install: the Component in rbac-namespaced/.\n",
+        "# Single-namespace install: the Component in rbac-namespaced/.\n" +
+        "# The product's releases as OntoRelease objects: `kubectl apply --server-side -k deploy/releases/`\n" +
+        "# once the CRDs are established (the operator knows them built in either way).\n",
     ),
   );
 
@@ -145,7 +149,31 @@ export function installFiles(): Map<string, string> {
     ),
   );
 
+  const releaseFiles = PRODUCT_RELEASES.map(
+    (r) => [`${r.version}.yaml`, yamlFile(releaseObject(r))] as const,
+  );
+  for (const [file, content] of releaseFiles) files.set(`deploy/releases/${file}`, content);
+  files.set(
+    "deploy/releases/kustomization.yaml",
+    kustomization(
+      releaseFiles.map(([file]) => file),
+      "# The product's releases as OntoRelease objects (cluster-scoped; the same as the operator's built-in\n" +
+        "# ones). Apply after deploy/ once the CRDs are established: `kubectl apply --server-side -k deploy/releases/`.\n",
+    ),
+  );
+
   files.set("charts/onto-operator/crds/onto.paas_ontoplatforms.yaml", ontoPlatformCrdYaml());
+  files.set("charts/onto-operator/crds/onto.paas_ontoreleases.yaml", ontoReleaseCrdYaml());
+  files.set(
+    "charts/onto-operator/templates/releases.yaml",
+    "{{- /*\n" +
+      HEADER.replace(/^# /, "").trimEnd() +
+      "\nThe product's releases as OntoRelease objects (cluster-scoped), the same as the operator's\n" +
+      "built-in releases; the CRD comes from crds/. Off: the operator still knows them built in.\n*/ -}}\n" +
+      "{{- if .Values.releases.install }}\n" +
+      PRODUCT_RELEASES.map((r) => `---\n${stringify(releaseObject(r), { lineWidth: 0 })}`).join("") +
+      "{{- end }}\n",
+  );
   files.set(
     "charts/onto-operator/files/rbac-rules.yaml",
     yamlFile(

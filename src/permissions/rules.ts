@@ -2,7 +2,7 @@
 // else (no "*"). The install manifests (deploy/), the Helm chart and the tests all read these,
 // so the role cannot drift from one copy to another. ./rbac.ts turns them into Role and
 // ClusterRole objects.
-import { GROUP, PLURAL } from "../api/constants.js";
+import { GROUP, PLURAL, RELEASE_PLURAL } from "../api/constants.js";
 import { MANAGED_KINDS } from "../render/index.js";
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
@@ -82,9 +82,21 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
     rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
     why: "healing: node pressure for evictions, lost nodes for stranded pods",
   };
+  // OntoRelease objects are cluster-scoped: every operator reads them, whatever it watches.
+  const releases: ExplainedRule[] = [
+    {
+      rule: { apiGroups: [GROUP], resources: [RELEASE_PLURAL], verbs: ["get", "list", "watch"] },
+      why: "the release catalog: platform versions added (or built-in ones overridden) as OntoRelease objects",
+    },
+    {
+      rule: { apiGroups: [GROUP], resources: [`${RELEASE_PLURAL}/status`], verbs: ["patch"] },
+      why: "say on each OntoRelease whether it is used for its version, and why (Accepted condition)",
+    },
+  ];
   if (watchNamespaces) {
     return [
       nodes,
+      ...releases,
       {
         rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
         why: "the operator's Namespace cache (one cluster-wide informer)",
@@ -102,6 +114,7 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
   }
   return [
     nodes,
+    ...releases,
     {
       rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "patch"] },
       why: "label tenant namespaces for Pod Security (restricted); the operator's Namespace cache",

@@ -1,171 +1,237 @@
-// The release catalog: which image every component runs in each platform version.
-// Platform services are built by the coomia-dip project and tagged with the platform
-// version under the user's registry; infrastructure images are third-party and pinned here,
-// so a platform version always means the same bits. Postgres stays on one major line across
-// the catalog because a major Postgres upgrade needs pg_upgrade, not an image swap.
+// The release catalog: which image every component runs in each platform version, looked up by
+// version. A catalog is built from the product's releases (built in) and the OntoRelease objects
+// of the cluster; catalogFrom decides which object is used for which version, and says why for
+// every object (an object that shadows a built-in release without saying so is not used).
+import semver from "semver";
+import {
+  IMAGE_ROLES,
+  resolveRelease,
+  type ImageRole,
+  type OntoRelease,
+  type ResolvedReleaseSpec,
+} from "../api/index.js";
+import { formatImage, mirroredImage } from "./image-ref.js";
+import { PRODUCT_RELEASES } from "./product-releases.js";
 
-/** Third-party images a platform version pins (the key is the image's role, not a component). */
-export const INFRASTRUCTURE_IMAGES = [
-  "postgres",
-  "redis",
-  "minio",
-  "minio-client",
-  "kafka",
-  "nessie",
-  "temporal",
-] as const;
-export type InfrastructureImage = (typeof INFRASTRUCTURE_IMAGES)[number];
+export { INFRASTRUCTURE_IMAGES, PLATFORM_SERVICES } from "../api/index.js";
+export type { InfrastructureImage, PlatformService } from "../api/index.js";
 
-/** Services built by the platform itself: `<registry>/<name>:<version>`. */
-export const PLATFORM_SERVICES = [
-  "ontology-service",
-  "schema-registry",
-  "auth-service",
-  "data-service",
-  "reasoning-service",
-  "agent-runtime",
-  "gateway",
-] as const;
-export type PlatformService = (typeof PLATFORM_SERVICES)[number];
-
-export interface Release {
-  /** The platform version (semver, no leading "v"). */
-  readonly version: string;
-  readonly infrastructure: Readonly<Record<InfrastructureImage, string>>;
+/** One platform version as the operator uses it. */
+export interface Release extends ResolvedReleaseSpec {
+  /** Built into the operator, or the OntoRelease object (by name) it comes from. */
+  readonly source: { readonly kind: "built-in" } | { readonly kind: "object"; readonly name: string };
 }
 
-const RELEASES: readonly Release[] = [
-  {
-    version: "1.4.2",
-    infrastructure: {
-      postgres: "postgres:16.3",
-      redis: "redis:7.2.4",
-      minio: "minio/minio:RELEASE.2024-05-10T01-41-38Z",
-      "minio-client": "minio/mc:RELEASE.2024-05-09T17-04-24Z",
-      kafka: "apache/kafka:3.7.0",
-      nessie: "ghcr.io/projectnessie/nessie:0.83.2",
-      temporal: "temporalio/auto-setup:1.23.1",
-    },
-  },
-  {
-    version: "1.5.0",
-    infrastructure: {
-      postgres: "postgres:16.4",
-      redis: "redis:7.2.5",
-      minio: "minio/minio:RELEASE.2024-08-17T01-24-54Z",
-      "minio-client": "minio/mc:RELEASE.2024-08-17T11-33-50Z",
-      kafka: "apache/kafka:3.7.1",
-      nessie: "ghcr.io/projectnessie/nessie:0.95.0",
-      temporal: "temporalio/auto-setup:1.24.2",
-    },
-  },
-  {
-    version: "1.6.0",
-    infrastructure: {
-      postgres: "postgres:16.6",
-      redis: "redis:7.4.1",
-      minio: "minio/minio:RELEASE.2024-11-07T00-52-20Z",
-      "minio-client": "minio/mc:RELEASE.2024-11-05T11-29-45Z",
-      kafka: "apache/kafka:3.8.1",
-      nessie: "ghcr.io/projectnessie/nessie:0.99.0",
-      temporal: "temporalio/auto-setup:1.25.2",
-    },
-  },
-  {
-    // A patch release: only the platform services and Redis move.
-    version: "1.6.1",
-    infrastructure: {
-      postgres: "postgres:16.6",
-      redis: "redis:7.4.2",
-      minio: "minio/minio:RELEASE.2024-11-07T00-52-20Z",
-      "minio-client": "minio/mc:RELEASE.2024-11-05T11-29-45Z",
-      kafka: "apache/kafka:3.8.1",
-      nessie: "ghcr.io/projectnessie/nessie:0.99.0",
-      temporal: "temporalio/auto-setup:1.25.2",
-    },
-  },
-  {
-    version: "1.7.0",
-    infrastructure: {
-      postgres: "postgres:16.8",
-      redis: "redis:7.4.2",
-      minio: "minio/minio:RELEASE.2025-01-20T14-49-07Z",
-      "minio-client": "minio/mc:RELEASE.2025-01-17T23-25-50Z",
-      kafka: "apache/kafka:3.9.0",
-      nessie: "ghcr.io/projectnessie/nessie:0.102.2",
-      temporal: "temporalio/auto-setup:1.26.2",
-    },
-  },
-];
+/** Where a platform pulls images from: its registry for the platform services, and an optional mirror for all. */
+export interface ImageSource {
+  /** spec.global.imageRegistry: the repository prefix of platform services without their own repository. */
+  registry: string;
+  /** spec.global.imageMirror: every image is pulled from here, keeping its repository path and tag/digest. */
+  mirror?: string | undefined;
+}
 
-/** Every platform version the catalog knows, oldest first. */
-export const KNOWN_VERSIONS: readonly string[] = RELEASES.map((r) => r.version);
-
-export function releaseFor(version: string): Release {
-  const release = RELEASES.find((r) => r.version === version);
-  if (!release) {
-    throw new Error(
-      `spec.version: platform version "${version}" is not in the release catalog (known: ${KNOWN_VERSIONS.join(", ")})`,
+/** A version the catalog does not hold: the message names it and lists what it knows. */
+export class UnknownReleaseError extends Error {
+  constructor(
+    readonly version: string,
+    known: readonly string[],
+    detail = "",
+  ) {
+    super(
+      `spec.version: platform version "${version}" is not in the release catalog (neither built in nor an accepted OntoRelease object${detail ? `; ${detail}` : ""}; known: ${known.join(", ")})`,
     );
   }
-  return release;
 }
 
-/** Component (Kubernetes name) -> the pinned image role it runs; platform services are absent. */
-const INFRASTRUCTURE_OF_COMPONENT: Readonly<Record<string, InfrastructureImage>> = {
-  postgres: "postgres",
-  redis: "redis",
-  minio: "minio",
-  kafka: "kafka",
-  nessie: "nessie",
-  temporal: "temporal",
-};
-
-function isPlatformService(name: string): name is PlatformService {
-  return (PLATFORM_SERVICES as readonly string[]).includes(name);
-}
-
-function isInfrastructureImage(name: string): name is InfrastructureImage {
-  return (INFRASTRUCTURE_IMAGES as readonly string[]).includes(name);
-}
-
-/**
- * The image a component runs in a release. `name` is a component's Kubernetes name or an
- * infrastructure image role (e.g. "minio-client" for the bucket Job); `registry` is
- * spec.global.imageRegistry, used for platform services only.
- */
-export function imageFor(release: Release, name: string, registry: string): string {
-  const role = INFRASTRUCTURE_OF_COMPONENT[name] ?? (isInfrastructureImage(name) ? name : undefined);
-  if (role) return release.infrastructure[role];
-  if (isPlatformService(name)) return `${registry.replace(/\/+$/, "")}/${name}:${release.version}`;
-  throw new Error(`release ${release.version}: no image for component "${name}"`);
-}
-
-/** Every name imageFor accepts as a component (platform services and infrastructure components). */
-export const CATALOG_COMPONENTS: readonly string[] = [
-  ...Object.keys(INFRASTRUCTURE_OF_COMPONENT),
-  ...PLATFORM_SERVICES,
-];
-
-/** Where the operator looks releases up: the product catalog, or one with extra releases. */
+/** Where the operator looks releases up. */
 export interface ReleaseCatalog {
+  /** The release of `version`; throws UnknownReleaseError. */
   releaseFor(version: string): Release;
-  /** Every version the catalog knows. */
+  find(version: string): Release | undefined;
+  /** Every version the catalog knows, oldest first (semver order). */
   readonly versions: readonly string[];
+  /** Why a version is missing although objects name it (shadowing, conflicts), for the UnknownRelease message. */
+  whyMissing?(version: string): string | undefined;
 }
 
-export const PRODUCT_CATALOG: ReleaseCatalog = { releaseFor, versions: KNOWN_VERSIONS };
+export function compareVersions(a: string, b: string): number {
+  const x = semver.parse(a);
+  const y = semver.parse(b);
+  if (x && y) return semver.compare(x, y);
+  return a.localeCompare(b);
+}
+
+/** A catalog of exactly `releases` (one per version; the later of two duplicates wins). */
+export function catalogOf(
+  releases: readonly Release[],
+  missing: ReadonlyMap<string, string> = new Map(),
+): ReleaseCatalog {
+  const byVersion = new Map(releases.map((r) => [r.version, r]));
+  const versions = [...byVersion.keys()].sort(compareVersions);
+  return {
+    versions,
+    find: (version) => byVersion.get(version),
+    releaseFor(version) {
+      const found = byVersion.get(version);
+      if (!found) throw new UnknownReleaseError(version, versions, missing.get(version));
+      return found;
+    },
+    whyMissing: (version) => missing.get(version),
+  };
+}
+
+export const BUILT_IN_RELEASES: readonly Release[] = PRODUCT_RELEASES.map((r) => ({
+  ...r,
+  source: { kind: "built-in" },
+}));
+
+export const PRODUCT_CATALOG: ReleaseCatalog = catalogOf(BUILT_IN_RELEASES);
+
+/** Every platform version built into the operator, oldest first. */
+export const KNOWN_VERSIONS: readonly string[] = PRODUCT_CATALOG.versions;
+
+/** The built-in release of `version` (throws for a version the product does not ship). */
+export function releaseFor(version: string): Release {
+  return PRODUCT_CATALOG.releaseFor(version);
+}
+
+function isImageRole(name: string): name is ImageRole {
+  return (IMAGE_ROLES as readonly string[]).includes(name);
+}
 
 /**
- * The product catalog plus `extra` releases: dependency injection for tests that need versions
- * whose images fail on purpose (the product catalog never holds such versions).
+ * The image a component runs in a release. `name` is a component's Kubernetes name or an image
+ * role (e.g. "minio-client" for the bucket Job). `where` is the platform's registry (a string) or
+ * its registry and mirror.
  */
-export function catalogWith(
-  extra: readonly Release[],
-  base: ReleaseCatalog = PRODUCT_CATALOG,
-): ReleaseCatalog {
-  return {
-    versions: [...base.versions, ...extra.map((r) => r.version)],
-    releaseFor: (version) => extra.find((r) => r.version === version) ?? base.releaseFor(version),
+export function imageFor(release: Release, name: string, where: string | ImageSource): string {
+  if (!isImageRole(name)) throw new Error(`release ${release.version}: no image for component "${name}"`);
+  const source: ImageSource = typeof where === "string" ? { registry: where } : where;
+  const image = release.images[name];
+  const repository = image.repository ?? `${source.registry.replace(/\/+$/, "")}/${name}`;
+  const ref = formatImage(repository, image);
+  return source.mirror ? mirroredImage(ref, source.mirror) : ref;
+}
+
+/** Every name imageFor accepts as a component (infrastructure components and platform services). */
+export const CATALOG_COMPONENTS: readonly string[] = IMAGE_ROLES.filter((r) => r !== "minio-client");
+
+// ------------------------------------------------------------------ releases from the cluster
+
+/** What the operator made of one OntoRelease object (its Accepted condition). */
+export interface ReleaseVerdict {
+  accepted: boolean;
+  /** Added, MatchesBuiltIn, OverridesBuiltIn; ShadowsBuiltIn, Conflict, Invalid (not used). */
+  reason: "Added" | "MatchesBuiltIn" | "OverridesBuiltIn" | "ShadowsBuiltIn" | "Conflict" | "Invalid";
+  message: string;
+}
+
+/** The parts of a release that make it what it is (no description, no override flag), in one key order. */
+function substance(spec: ResolvedReleaseSpec): string {
+  const sorted = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(sorted);
+    if (value && typeof value === "object")
+      return Object.fromEntries(
+        Object.entries(value)
+          .filter(([, v]) => v !== undefined)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, v]) => [k, sorted(v)]),
+      );
+    return value;
   };
+  const { description: _d, overrideBuiltIn: _o, ...rest } = spec;
+  delete (rest as { source?: unknown }).source; // a built-in Release carries where it comes from
+  return JSON.stringify(sorted(rest));
+}
+
+/** What the API server's schema cannot check: the ranges of the upgrade graph must parse. */
+function problems(spec: ResolvedReleaseSpec): string[] {
+  const out: string[] = [];
+  spec.upgradeFrom.forEach((rule, i) => {
+    if (semver.validRange(rule.versions, { includePrerelease: true }) === null)
+      out.push(`spec.upgradeFrom[${i}].versions: "${rule.versions}" is not a semantic version range`);
+  });
+  if (!semver.valid(spec.version)) out.push(`spec.version: "${spec.version}" is not a semantic version`);
+  return out;
+}
+
+/**
+ * The catalog of `builtIn` releases and the cluster's OntoRelease `objects`, and a verdict per
+ * object name. A version not built in comes from its one object (two objects of one version: a
+ * conflict, neither is used). A built-in version is replaced only by an object that sets
+ * overrideBuiltIn (exactly one such object); an object that equals the built-in release (the
+ * product's own objects) is accepted as matching it, and one that differs without the flag is
+ * not used.
+ */
+export function catalogFrom(
+  builtIn: readonly Release[],
+  objects: readonly OntoRelease[],
+): { catalog: ReleaseCatalog; verdicts: Map<string, ReleaseVerdict> } {
+  const verdicts = new Map<string, ReleaseVerdict>();
+  const missing = new Map<string, string>();
+  const byVersion = new Map<string, { name: string; spec: ResolvedReleaseSpec }[]>();
+  for (const obj of objects) {
+    if (obj.metadata.deletionTimestamp) continue;
+    const spec = resolveRelease(obj.spec);
+    const bad = problems(spec);
+    if (bad.length > 0) {
+      verdicts.set(obj.metadata.name, { accepted: false, reason: "Invalid", message: bad.join("; ") });
+      missing.set(spec.version, `OntoRelease ${obj.metadata.name} is invalid: ${bad.join("; ")}`);
+      continue;
+    }
+    byVersion.set(spec.version, [...(byVersion.get(spec.version) ?? []), { name: obj.metadata.name, spec }]);
+  }
+  const releases = new Map<string, Release>(builtIn.map((r) => [r.version, r]));
+  for (const [version, candidates] of byVersion) {
+    const names = candidates.map((c) => c.name).sort();
+    const builtInRelease = releases.get(version);
+    if (!builtInRelease) {
+      if (candidates.length === 1) {
+        const only = candidates[0] as (typeof candidates)[number];
+        releases.set(version, { ...only.spec, source: { kind: "object", name: only.name } });
+        verdicts.set(only.name, {
+          accepted: true,
+          reason: "Added",
+          message: `adds platform version ${version}`,
+        });
+      } else {
+        const message = `OntoRelease objects ${names.join(", ")} all name version ${version}: none is used until only one does`;
+        for (const c of candidates) verdicts.set(c.name, { accepted: false, reason: "Conflict", message });
+        missing.set(version, message);
+      }
+      continue;
+    }
+    const overriding = candidates.filter((c) => c.spec.overrideBuiltIn);
+    if (overriding.length > 1) {
+      const message = `OntoRelease objects ${overriding.map((c) => c.name).join(", ")} all override the built-in ${version}: the built-in release is used until only one does`;
+      for (const c of overriding) verdicts.set(c.name, { accepted: false, reason: "Conflict", message });
+    } else if (overriding.length === 1) {
+      const winner = overriding[0] as (typeof overriding)[number];
+      releases.set(version, { ...winner.spec, source: { kind: "object", name: winner.name } });
+      verdicts.set(winner.name, {
+        accepted: true,
+        reason: "OverridesBuiltIn",
+        message: `replaces the operator's built-in release ${version} (overrideBuiltIn is true)`,
+      });
+    }
+    const builtInSubstance = substance(builtInRelease);
+    for (const c of candidates) {
+      if (c.spec.overrideBuiltIn) continue;
+      verdicts.set(
+        c.name,
+        substance(c.spec) === builtInSubstance
+          ? {
+              accepted: true,
+              reason: "MatchesBuiltIn",
+              message: `the same as the operator's built-in release ${version}`,
+            }
+          : {
+              accepted: false,
+              reason: "ShadowsBuiltIn",
+              message: `differs from the operator's built-in release ${version}, which is used instead; set spec.overrideBuiltIn: true to replace it`,
+            },
+      );
+    }
+  }
+  return { catalog: catalogOf([...releases.values()], missing), verdicts };
 }

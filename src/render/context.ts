@@ -54,7 +54,8 @@ export function versionOf(ctx: RenderContext, name: ComponentName): string {
 /** The image of `name` (a component, or an image role such as "minio-client") at a version. */
 export function imageAt(ctx: RenderContext, name: string, version: string): string {
   const release = version === ctx.release.version ? ctx.release : (ctx.releaseOf ?? releaseFor)(version);
-  return imageFor(release, name, ctx.spec.global.imageRegistry);
+  const { imageRegistry, imageMirror } = ctx.spec.global;
+  return imageFor(release, name, { registry: imageRegistry, mirror: imageMirror });
 }
 
 export function ownerOf(ctx: RenderContext, name: ComponentName): Owner {

@@ -304,10 +304,13 @@ describe("onto upgrade", () => {
     expect(platform.status?.version).toBe("1.6.0");
   });
 
-  it("refuses a downgrade unless forced (exit 2)", async () => {
-    const run = await onto("upgrade", NAME, "-n", ns, "--to", "1.5.0");
+  it("refuses a downgrade past a point of no return, even forced (exit 2)", async () => {
+    // The production sample runs Temporal, whose schema 1.6.0 migrates when its first pod starts.
+    const run = await onto("upgrade", NAME, "-n", ns, "--to", "1.5.0", "--force");
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("downgrade 1.6.0 -> 1.5.0: the operator refuses it unless forced (--force)");
+    expect(run.stderr).toContain(
+      "refusing 1.6.0 -> 1.5.0: it would undo what cannot be undone: temporal Canary of 1.6.0",
+    );
     expect((await readPlatform(client, ns, NAME)).spec.version).toBe("1.6.0");
   });
 });

@@ -13,8 +13,10 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CRD_NAME } from "../../src/api/constants.js";
+import { CRD_NAME, RELEASE_CRD_NAME } from "../../src/api/constants.js";
 import { ontoPlatformCrd } from "../../src/api/crd.js";
+import { ontoReleaseCrd } from "../../src/api/release-crd.js";
+import { PRODUCT_RELEASES } from "../../src/release/index.js";
 import { KubeClient } from "../../src/kube/index.js";
 import { ensureHelm } from "../../src/localcluster/helm.js";
 import {
@@ -107,16 +109,23 @@ const byKindName = (list: Obj[], kind: string, name: string): Obj => {
 
 beforeAll(async () => {
   helmPath = await ensureHelm((line) => console.log(`[helm] ${line}`));
-  await client.apply(ontoPlatformCrd());
-  await eventually("the OntoPlatform CRD to be Established", async () => {
-    const crd = (await client.requestJson(
-      "GET",
-      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`,
-    )) as { status?: { conditions?: { type: string; status: string }[] } };
-    return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
-      ? true
-      : undefined;
-  });
+  // The chart's OntoRelease objects are dry-run against the real CRD, so both CRDs are installed.
+  for (const [crd, name] of [
+    [ontoPlatformCrd(), CRD_NAME],
+    [ontoReleaseCrd(), RELEASE_CRD_NAME],
+  ] as const) {
+    await client.apply(crd);
+    await eventually(`the ${name} CRD to be Established`, async () => {
+      const live = (await client.requestJson(
+        "GET",
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+      )) as { status?: { conditions?: { type: string; status: string }[] } };
+      return live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
+        ? true
+        : undefined;
+    });
+  }
+  client.discovery.invalidate();
 });
 
 describe("Helm chart charts/onto-operator", () => {
@@ -151,7 +160,9 @@ describe("Helm chart charts/onto-operator", () => {
       "ClusterRoleBinding",
       "ConfigMap",
       "CustomResourceDefinition",
+      "CustomResourceDefinition",
       "Deployment",
+      ...PRODUCT_RELEASES.map(() => "OntoRelease"),
       "PodDisruptionBudget",
       "PrometheusRule",
       "Role",
@@ -182,6 +193,7 @@ describe("Helm chart charts/onto-operator", () => {
     expect(alerts.map((a) => a.alert)).toEqual([
       "OntoOperatorReconcileErrors",
       "OntoPlatformUpgradeFailed",
+      "OntoPlatformUpgradeForwardFix",
       "OntoOperatorNoLeader",
       "OntoOperatorDown",
     ]);
@@ -189,6 +201,7 @@ describe("Helm chart charts/onto-operator", () => {
     for (const metric of [
       "controller_runtime_reconcile_errors_total",
       'onto_upgrades_total{job="onto-operator-metrics"',
+      'onto_upgrade_forward_fix{job="onto-operator-metrics"',
       "leader_election_master_status",
       "up{",
     ]) {
@@ -312,6 +325,7 @@ describe("kustomize base deploy/", () => {
       "ClusterRole",
       "ClusterRoleBinding",
       "CustomResourceDefinition",
+      "CustomResourceDefinition",
       "Deployment",
       "Namespace",
       "PodDisruptionBudget",
@@ -320,6 +334,17 @@ describe("kustomize base deploy/", () => {
       "Service",
       "ServiceAccount",
     ]);
+    const accepted = dryRun(rendered);
+    expect(accepted).toHaveLength(all.length);
+    for (const line of accepted) expect(line).toMatch(/serverside-applied \(server dry run\)$/);
+  });
+
+  it("deploy/releases holds the product's releases, accepted by the API server (dry-run)", () => {
+    const rendered = kubectl(["kustomize", join(repo, "deploy/releases")]);
+    const all = objects(rendered);
+    expect(all.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
+      PRODUCT_RELEASES.map((r) => `OntoRelease/${r.version}`),
+    );
     const accepted = dryRun(rendered);
     expect(accepted).toHaveLength(all.length);
     for (const line of accepted) expect(line).toMatch(/serverside-applied \(server dry run\)$/);

@@ -16,10 +16,13 @@ import {
 } from "../../src/api/index.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { grantOperatorAccess } from "../../src/permissions/service-account-access.js";
-import { imageFor, releaseFor } from "../../src/release/index.js";
+import { imageFor } from "../../src/release/index.js";
+import { catalogWithFile } from "../support/releases.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
 import { adminClient, installCrd, readPlatform } from "../support/platform.js";
 import {
+  FAULT_RELEASES_FILE,
+  applyFaultReleases,
   auditLines,
   isReadyPod,
   setVersion,
@@ -84,6 +87,7 @@ const pods = async (selector: string) =>
 const image = (w: Workload | undefined) => w?.spec?.template?.spec?.containers?.[0]?.image ?? "";
 
 let components: ComponentInfo[] = [];
+const releases = catalogWithFile(FAULT_RELEASES_FILE);
 let registry = "";
 
 /** Every workload of the platform on `version`'s images, all replicas Ready, no canary. */
@@ -94,7 +98,7 @@ async function expectSettledOn(version: string): Promise<void> {
   ).toEqual([]);
   for (const c of components) {
     const w = c.kind === "Deployment" ? await deployment(c.name) : await statefulSet(c.name);
-    expect(image(w), c.name).toBe(imageFor(releaseFor(version), c.name, registry));
+    expect(image(w), c.name).toBe(imageFor(releases.releaseFor(version), c.name, registry));
     const live = (await pods(`app.kubernetes.io/name=${c.name}`)).filter(
       (p) => !p.metadata?.name?.includes("-canary"),
     );
@@ -106,6 +110,7 @@ async function expectSettledOn(version: string): Promise<void> {
 beforeAll(async () => {
   client = adminClient();
   await installCrd(client);
+  await applyFaultReleases(client);
   ns = await createTestNamespace("upg-crash");
   const dir = mkdtempSync(join(tmpdir(), "onto-upgrade-crash-"));
   auditLog = join(dir, "audit.log");

@@ -1,8 +1,8 @@
-// One operator process for upgrade-crash.test.ts: runOperator with the test releases, audit lines
-// appended to $AUDIT_LOG. The test SIGKILLs it at chosen points of an upgrade and starts another.
+// One operator process for upgrade-crash.test.ts: runOperator (the test releases are OntoRelease
+// objects the test applied), audit lines appended to $AUDIT_LOG. The test SIGKILLs it at chosen
+// points of an upgrade and starts another.
 import { runOperator } from "../../src/controllers/operator.js";
 import { silentLogger } from "../../src/runtime/index.js";
-import { TEST_RELEASES } from "./upgrade-releases.js";
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -18,6 +18,5 @@ await runOperator({
   metricsPort: 0,
   healthPort: 0,
   discoveryIntervalMs: 5_000,
-  releases: TEST_RELEASES,
 });
 process.stdout.write("started\n");

@@ -3,8 +3,8 @@
 // Ready, later components are untouched, and nothing happens again until spec.version changes or
 // the retry annotation is set. A StatefulSet canary (partition) is rolled back by reverting the
 // template and replacing the stuck pod; rollbackScope Platform undoes the finished components in
-// reverse order. The failing versions are test releases injected into the operator (their images
-// carry the KWOK fault suffixes); the product catalog is unchanged.
+// reverse order. The failing versions are test releases, OntoRelease objects applied before the
+// operator starts (their images carry the KWOK fault suffixes); the product catalog is unchanged.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
 import type { RunningOperator } from "../../src/controllers/operator.js";
@@ -20,7 +20,7 @@ import {
   waitForPhase,
 } from "../support/platform.js";
 import {
-  TEST_RELEASES,
+  applyFaultReleases,
   auditLines,
   isReadyPod,
   setVersion,
@@ -80,7 +80,8 @@ beforeAll(async () => {
   client = adminClient();
   await installCrd(client);
   ns = await createTestNamespace("upg-rollback");
-  operator = await startOperator([ns], { releases: TEST_RELEASES });
+  await applyFaultReleases(client);
+  operator = await startOperator([ns]);
   await client.apply(upgradeSample("minimal.yaml", ns));
   await waitForPhase(client, ns, NAME, "Running");
 });
@@ -276,11 +277,11 @@ describe("rollbackScope Platform", () => {
 });
 
 describe("guard rails", () => {
-  it("refuses a downgrade and a skipped minor, naming why, and changes nothing", async () => {
+  it("refuses a downgrade and a skipped minor, naming why (the target's upgrade graph), and changes nothing", async () => {
     const before = await workload("Deployment", "ontology-service");
     for (const [version, why] of [
-      ["1.4.2", "downgrade 1.5.0 -> 1.4.2"],
-      ["1.7.0", "skipped minor 1.5.0 -> 1.7.0 (skips 1.6)"],
+      ["1.4.2", "upgrade 1.5.0 -> 1.4.2: a downgrade"],
+      ["1.7.0", "upgrade 1.5.0 -> 1.7.0: skips the 1.6 line and its migrations: needs force"],
     ] as const) {
       await setVersion(client, ns, NAME, version);
       const p = await eventually(`the refusal of ${version}`, async () => {

@@ -1,12 +1,12 @@
 // Helpers for the upgrade cluster tests: a platform with test-sized upgrade timings, the audit
-// lines the operator wrote, and (re-exported) the test releases whose images fail on purpose.
+// lines the operator wrote, and (re-exported) applying the test releases whose images fail on purpose.
 import { readFileSync } from "node:fs";
 import type { OntoPlatform } from "../../src/api/index.js";
 import type { KubeClient, KubeObject } from "../../src/kube/index.js";
 import { eventually } from "../support/cluster.js";
 import { PLATFORMS, loadSample, readPlatform } from "../support/platform.js";
 
-export { TEST_RELEASES } from "./upgrade-releases.js";
+export { FAULT_RELEASES_FILE, applyFaultReleases } from "./upgrade-releases.js";
 
 export interface AuditLine {
   time: string;

@@ -18,24 +18,23 @@ export function adminClient(): KubeClient {
   return new KubeClient(loadKubeConfig({ path: kubeconfigPath() }));
 }
 
-/** Applies the generated CRD and waits until the API server serves it. */
+/** Applies the generated CRDs (OntoPlatform, OntoRelease) and waits until the API server serves them. */
 export async function installCrd(client: KubeClient): Promise<void> {
-  const crd = parseAllDocuments(
-    readFileSync("deploy/crds/onto.paas_ontoplatforms.yaml", "utf8"),
-  )[0]?.toJS() as KubeObject;
-  await client.apply(crd, { force: true });
-  await eventually("the OntoPlatform CRD to be established", async () => {
-    const live = await client.get<
-      KubeObject & { status?: { conditions?: { type: string; status: string }[] } }
-    >({
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      name: "ontoplatforms.onto.paas",
+  for (const [file, name] of [
+    ["deploy/crds/onto.paas_ontoplatforms.yaml", "ontoplatforms.onto.paas"],
+    ["deploy/crds/onto.paas_ontoreleases.yaml", "ontoreleases.onto.paas"],
+  ] as const) {
+    const crd = parseAllDocuments(readFileSync(file, "utf8"))[0]?.toJS() as KubeObject;
+    await client.apply(crd, { force: true });
+    await eventually(`the ${name} CRD to be established`, async () => {
+      const live = await client.get<
+        KubeObject & { status?: { conditions?: { type: string; status: string }[] } }
+      >({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name });
+      return live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
+        ? true
+        : undefined;
     });
-    return live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
-      ? true
-      : undefined;
-  });
+  }
   client.discovery.invalidate();
 }
 

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { COMPONENTS, resolveSpec, type OntoPlatformSpec } from "../../src/api/index.js";
-import { releaseFor } from "../../src/release/index.js";
+import { imageFor, releaseFor } from "../../src/release/index.js";
 import {
   CONFIG_CHECKSUM_ANNOTATION,
   GENERATED_SECRET_LABEL,
@@ -197,8 +197,8 @@ describe("the seed's production platform", () => {
     expect(image("Deployment", "ontology-service")).toBe(
       "registry.example.com/coomia-dip/ontology-service:1.5.0",
     );
-    expect(image("StatefulSet", "postgres")).toBe(releaseFor("1.5.0").infrastructure.postgres);
-    expect(image("StatefulSet", "kafka")).toBe(releaseFor("1.5.0").infrastructure.kafka);
+    expect(image("StatefulSet", "postgres")).toBe(imageFor(releaseFor("1.5.0"), "postgres", "r"));
+    expect(image("StatefulSet", "kafka")).toBe(imageFor(releaseFor("1.5.0"), "kafka", "r"));
   });
 
   it("gives gRPC services gRPC readiness and liveness probes on 9090, and the gateway HTTP ones", () => {
@@ -573,7 +573,7 @@ describe("inputs from the cluster and the controllers", () => {
     const kafka = spec(get(objs, "StatefulSet", "kafka"));
     expect(kafka.updateStrategy).toEqual({ type: "RollingUpdate", rollingUpdate: { partition: 2 } });
     expect(template(get(objs, "StatefulSet", "kafka")).spec.containers[0]?.image).toBe(
-      releaseFor("1.6.0").infrastructure.kafka,
+      imageFor(releaseFor("1.6.0"), "kafka", "r"),
     );
     // Outside an upgrade the partition is explicitly 0, so the orchestrator's value is reset.
     const plain = spec(get(render(PRODUCTION), "StatefulSet", "kafka"));

@@ -9,12 +9,12 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { parse } from "yaml";
 import type { OntoPlatform } from "../../api/index.js";
-import { refusal } from "../../controllers/upgrade/plan.js";
+import { pathRefusal } from "../../controllers/upgrade/plan.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.js";
 import { clusterUp } from "../../localcluster/launcher.js";
 import { ensureOperatorProcess } from "../../localcluster/operator-process.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
-import { KNOWN_VERSIONS } from "../../release/index.js";
+import { KNOWN_VERSIONS, PRODUCT_CATALOG } from "../../release/index.js";
 import { PLATFORM_REF } from "../kube.js";
 import { paletteFor } from "../output.js";
 import { interruptSignal, runStatus } from "./status.js";
@@ -103,7 +103,9 @@ function tls(namespace: string, name: string, data: Record<string, string>): Kub
 
 /** The next version the catalog can upgrade `running` to without force (1.5.0 -> 1.6.0). */
 export function nextVersion(running: string): string {
-  const later = KNOWN_VERSIONS.filter((v) => v !== running && !refusal(running, v));
+  const later = KNOWN_VERSIONS.filter(
+    (v) => v !== running && !pathRefusal(PRODUCT_CATALOG, running, v, false),
+  );
   return later[0] ?? KNOWN_VERSIONS.at(-1) ?? running;
 }
 

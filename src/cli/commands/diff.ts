@@ -10,7 +10,8 @@ import { resolveSpec, validateYamlStream, type OntoPlatform } from "../../api/in
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
 import { FORCE_ANNOTATION } from "../../controllers/upgrade/index.js";
 import { namespaceSecurity } from "../../controllers/platform/namespace-security.js";
-import { refusal } from "../../controllers/upgrade/plan.js";
+import { pathRefusal } from "../../controllers/upgrade/plan.js";
+import { clusterCatalog } from "../releases.js";
 import { GENERATED_SECRET_LABEL, MANAGED_BY, type RenderedObject } from "../../render/index.js";
 import { apiVersionOf, renderForCluster, servedKinds } from "../cluster-render.js";
 import {
@@ -115,10 +116,13 @@ export async function diffPlatform(
   const running = live?.status?.version ?? live?.spec.version;
   const forced =
     after.spec.upgradeStrategy?.force === true || after.metadata.annotations?.[FORCE_ANNOTATION] === "true";
-  const refused = running && !forced ? refusal(running, after.spec.version) : undefined;
-  if (live && refused && running !== after.spec.version)
+  const refused =
+    running && running !== after.spec.version
+      ? pathRefusal(await clusterCatalog(client), running, after.spec.version, forced)
+      : undefined;
+  if (live && refused)
     out.notes.push(
-      `the operator refuses this version change unless forced (${refused}): workloads keep their running version until then`,
+      `the operator refuses this version change${refused.forceHelps ? " unless forced" : ""} (${refused.message}): workloads keep their running version until then`,
     );
   else if (live && after.spec.version !== live.spec.version)
     out.notes.push(

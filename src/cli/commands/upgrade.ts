@@ -5,8 +5,11 @@ import { Command } from "commander";
 import type { OntoPlatform } from "../../api/index.js";
 import { FORCE_ANNOTATION, RETRY_ANNOTATION } from "../../controllers/upgrade/index.js";
 import type { KubeClient } from "../../kube/index.js";
-import { refusal } from "../../controllers/upgrade/plan.js";
-import { KNOWN_VERSIONS, releaseFor } from "../../release/index.js";
+import { pathRefusal } from "../../controllers/upgrade/plan.js";
+import { refusedRollback } from "../../controllers/upgrade/points-of-no-return.js";
+import { resolveSpec, enabledComponents } from "../../api/index.js";
+import { KNOWN_VERSIONS } from "../../release/index.js";
+import { clusterCatalog } from "../releases.js";
 import {
   EnvironmentError,
   PLATFORM_REF,
@@ -31,6 +34,8 @@ export interface UpgradeProgress {
   finished: boolean;
   /** The upgrade failed (and was rolled back) or the operator refuses it. */
   failure?: string;
+  /** The upgrade failed past a point of no return: not rolled back, it waits for a forward fix. */
+  forwardFix?: string;
 }
 
 /** The Upgrading condition the orchestrator wrote for the platform's current generation. */
@@ -56,7 +61,9 @@ export function upgradeProgress(platform: OntoPlatform, target: string): Upgrade
     status.version === target && status.observedGeneration === (platform.metadata.generation ?? 0);
   const condition = upgradingCondition(platform);
   const refused =
-    condition?.reason === "UpgradeRefused" || condition?.reason === "UpgradeFailed"
+    condition?.reason === "UpgradeRefused" ||
+    condition?.reason === "UpgradeFailed" ||
+    condition?.reason === "RollbackRefused"
       ? `${condition.reason}: ${condition.message}`
       : undefined;
   const upgrade = status.upgrade;
@@ -70,6 +77,13 @@ export function upgradeProgress(platform: OntoPlatform, target: string): Upgrade
           ? `${upgrade.failure.component}: ${upgrade.failure.reason}: ${upgrade.failure.message}`
           : (refused ?? "the upgrade failed")
         : undefined;
+    const point = upgrade.pointOfNoReturn;
+    const forwardFix =
+      upgrade.phase === "ForwardFix"
+        ? condition?.reason === "ForwardFixRequired"
+          ? condition.message
+          : `${upgrade.failure ? `${upgrade.failure.component}: ${upgrade.failure.reason}: ${upgrade.failure.message}; ` : ""}not rolled back: ${point ? `${point.component} ${point.step} of ${point.version} cannot be undone` : "a point of no return was passed"}`
+        : undefined;
     return {
       done: finished ? total.length : done,
       total: total.length,
@@ -77,6 +91,7 @@ export function upgradeProgress(platform: OntoPlatform, target: string): Upgrade
       rollingBack: upgrade.phase === "RollingBack",
       finished,
       ...(failure ? { failure } : {}),
+      ...(forwardFix ? { forwardFix } : {}),
     };
   }
   const from = status.version ?? target;
@@ -97,18 +112,24 @@ export function upgradeProgress(platform: OntoPlatform, target: string): Upgrade
         : {}),
     rollingBack: false,
     finished,
-    ...(refused && !finished && condition?.reason === "UpgradeRefused" ? { failure: refused } : {}),
+    ...(refused &&
+    !finished &&
+    (condition?.reason === "UpgradeRefused" || condition?.reason === "RollbackRefused")
+      ? { failure: refused }
+      : {}),
   };
 }
 
 export function progressLine(progress: UpgradeProgress, target: string, colors: Palette): string {
-  const state = progress.failure
-    ? colors.red("failed")
-    : progress.finished
-      ? colors.green("done")
-      : progress.rollingBack
-        ? colors.red("rolling back")
-        : colors.yellow("upgrading");
+  const state = progress.forwardFix
+    ? colors.red("forward fix needed")
+    : progress.failure
+      ? colors.red("failed")
+      : progress.finished
+        ? colors.green("done")
+        : progress.rollingBack
+          ? colors.red("rolling back")
+          : colors.yellow("upgrading");
   return `${state} to ${target} ${progressBar(progress.done, progress.total)}${
     progress.current && !progress.finished ? `  ${progress.current}` : ""
   }`;
@@ -133,17 +154,30 @@ export interface UpgradeRun {
 export async function runUpgrade(run: UpgradeRun): Promise<number> {
   const out = run.out ?? process.stdout;
   const colors = paletteFor(out);
-  try {
-    releaseFor(run.to);
-  } catch {
-    throw new EnvironmentError(`unknown platform version ${run.to}; known: ${KNOWN_VERSIONS.join(", ")}`);
-  }
+  const releases = await clusterCatalog(run.client);
+  if (!releases.find(run.to))
+    throw new EnvironmentError(
+      `unknown platform version ${run.to}; known: ${releases.versions.join(", ")} (built in, or an accepted OntoRelease)`,
+    );
   const platform = await getPlatform(run.client, run.namespace, run.name);
   const from = platform.status?.version ?? platform.spec.version;
-  // The orchestrator's own rule, so the CLI refuses exactly what the operator would.
-  const unsafe = refusal(from, run.to);
-  if (unsafe && !run.force && !platform.spec.upgradeStrategy?.force)
-    throw new EnvironmentError(`${unsafe}: the operator refuses it unless forced (--force)`);
+  // The orchestrator's own rules, so the CLI refuses exactly what the operator would.
+  const undo = refusedRollback(
+    releases,
+    from,
+    run.to,
+    platform.status?.upgrade,
+    enabledComponents(resolveSpec(platform.spec)),
+  );
+  if (undo) throw new EnvironmentError(`${undo.message} (the operator refuses it)`);
+  const forced = run.force || platform.spec.upgradeStrategy?.force === true;
+  const unsafe = from === run.to ? undefined : pathRefusal(releases, from, run.to, forced);
+  if (unsafe)
+    throw new EnvironmentError(
+      unsafe.forceHelps
+        ? `${unsafe.message}: the operator refuses it unless forced (--force)`
+        : `${unsafe.message}: the upgrade graph of ${run.to} refuses it, even forced`,
+    );
 
   // A force left from an earlier upgrade would silently force this one too: --force is per upgrade.
   const staleForce = !run.force && platform.metadata.annotations?.[FORCE_UPGRADE_ANNOTATION] !== undefined;
@@ -197,6 +231,11 @@ export async function runUpgrade(run: UpgradeRun): Promise<number> {
       if (tty) out.write(`\r\x1b[2K${line}`);
       else if (line !== lastLine) out.write(`${line}\n`);
       lastLine = line;
+      if (progress.forwardFix) {
+        if (tty) out.write("\n");
+        out.write(`${colors.red("upgrade stopped, not rolled back")}: ${progress.forwardFix}\n`);
+        return 1;
+      }
       if (progress.failure) {
         if (tty) out.write("\n");
         out.write(`${colors.red("upgrade failed")}: ${progress.failure}\n`);

@@ -12,7 +12,7 @@ import {
   type UpgradeStatus,
 } from "../../api/index.js";
 import { InvalidError, type KubeClient, type KubeObject } from "../../kube/index.js";
-import { PRODUCT_CATALOG, type ReleaseCatalog } from "../../release/index.js";
+import { PRODUCT_CATALOG, unknownReleases, type ReleaseCatalog } from "../../release/index.js";
 import {
   GENERATED_SECRET_LABEL,
   MANAGED_BY,
@@ -157,7 +157,6 @@ export class PlatformReconciler {
     let spec: ResolvedSpec;
     try {
       spec = resolveSpec(platform.spec);
-      this.releases.releaseFor(spec.version);
     } catch (err) {
       const message = errorFields(err).error;
       await this.writeStatus(platform, {
@@ -165,6 +164,18 @@ export class PlatformReconciler {
         phase: "Error",
         observedGeneration: platform.metadata.generation ?? 0,
         conditions: this.conditionsWith(platform, "Degraded", "True", "InvalidSpec", message),
+      });
+      return {};
+    }
+
+    // A version no release describes: say which, and change nothing (the platform keeps what it runs).
+    const unknown = unknownReleases(this.releases, spec.version, platform.status);
+    if (unknown) {
+      await this.writeStatus(platform, {
+        ...platform.status,
+        phase: platform.status?.version ? "Degraded" : "Error",
+        observedGeneration: platform.metadata.generation ?? 0,
+        conditions: this.conditionsWith(platform, "Degraded", "True", "UnknownRelease", unknown),
       });
       return {};
     }

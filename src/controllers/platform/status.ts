@@ -190,12 +190,14 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
     previous?.phase === "Running" || previous?.phase === "Degraded" || previous?.phase === "Upgrading";
   // status.upgrade is written by the upgrade orchestrator before this runs (write-ahead).
   const upgrading = previous?.upgrade?.phase === "InProgress" || previous?.upgrade?.phase === "RollingBack";
+  // An upgrade stopped past a point of no return is not over: it waits for a forward fix.
+  const forwardFix = previous?.upgrade?.phase === "ForwardFix";
   const phase: PlatformPhase =
     input.applyErrors.length > 0
       ? "Error"
       : upgrading
         ? "Upgrading"
-        : input.problems.length > 0
+        : input.problems.length > 0 || forwardFix
           ? "Degraded"
           : allReady
             ? "Running"

@@ -19,7 +19,7 @@ import {
   type UpgradeStatus,
 } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
-import { PRODUCT_CATALOG, type ReleaseCatalog } from "../../release/index.js";
+import { PRODUCT_CATALOG, type ImageSource, type ReleaseCatalog } from "../../release/index.js";
 import { TRACK_LABEL, canaryName, type ComponentRollout, type UpgradeStep } from "../../render/index.js";
 import type { Store } from "../../runtime/index.js";
 import type { Registry } from "prom-client";
@@ -40,7 +40,8 @@ import {
   type WorkloadObject,
 } from "./health.js";
 import { UpgradeMetrics, type UpgradeResult } from "./metrics.js";
-import { imageAt, planUpgrade, refusal } from "./plan.js";
+import { imageAt, imageSource, pathFor, planUpgrade } from "./plan.js";
+import { forwardFixFor, passedPoint, refusedRollback } from "./points-of-no-return.js";
 
 /** Set (any new value) on a platform whose upgrade failed to try the same version again. */
 export const RETRY_ANNOTATION = "onto.paas/retry-upgrade";
@@ -79,7 +80,7 @@ interface Scene {
   status: OntoPlatformStatus;
   now: Date;
   enabled: ComponentInfo[];
-  registry: string;
+  images: ImageSource;
 }
 
 /** How a step is going. */
@@ -126,7 +127,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       status: platform.status ?? {},
       now: this.now(),
       enabled: enabledComponents(spec),
-      registry: spec.global.imageRegistry,
+      images: imageSource(spec),
     };
     const record = scene.status.upgrade;
     if (record && ACTIVE.has(record.phase)) return this.advance(scene, record);
@@ -149,8 +150,14 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       // No retry loop: a failed upgrade waits for a new spec.version or the retry annotation.
       return { step: this.pinned(scene, record) };
     }
+    if (record?.phase === "ForwardFix" && record.to === target && !retryAsked) {
+      // Past a point of no return: everything stays where the failure left it until a fix arrives.
+      this.metrics.forwardFix(platform, true);
+      return { step: this.stepOf(scene, record) };
+    }
+    this.metrics.forwardFix(platform, false);
     const current = this.currentVersions(scene, record);
-    const plan = planUpgrade(scene.enabled, current, target, this.releases, scene.registry);
+    const plan = planUpgrade(scene.enabled, current, target, this.releases, scene.images);
     if (plan.length === 0) {
       if (running === target || !record || ACTIVE.has(record.phase) || record.to === target) return undefined;
       return {
@@ -166,17 +173,28 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       for (const c of scene.enabled) step[c.name] = { version: current.get(c.name) ?? running };
       return step;
     };
+    // A version change that would undo a point of no return is refused, forced or not.
+    const undo = refusedRollback(this.releases, running, target, record, scene.enabled);
+    if (undo) {
+      return { step: this.holdAt(scene, record, hold), condition: { status: "False", ...undo } };
+    }
     const forced = spec.upgradeStrategy.force || annotations[FORCE_ANNOTATION] === "true";
     const forceHint = `set spec.upgradeStrategy.force or annotate ${FORCE_ANNOTATION}=true to do it anyway`;
-    const refused = forced ? undefined : refusal(running, target);
-    if (refused) {
+    const path = pathFor(this.releases, running, target);
+    if (path.path === "Refused" || (path.path === "ForceRequired" && !forced)) {
+      const message =
+        path.path === "Refused"
+          ? `upgrade ${path.message ?? ""}: refused by the upgrade graph of release ${target} (force does not override it)`
+          : `upgrade ${path.message ?? ""}: needs force; ${forceHint}`;
       return {
-        step: hold(),
-        condition: { status: "False", reason: "UpgradeRefused", message: `${refused} refused: ${forceHint}` },
+        step: this.holdAt(scene, record, hold),
+        condition: { status: "False", reason: "UpgradeRefused", message },
       };
     }
+    // A platform waiting for a forward fix is Degraded by that very failure: the fix may start.
+    const fixing = record?.phase === "ForwardFix";
     const degraded = status.conditions?.find((c) => c.type === "Degraded" && c.status === "True");
-    if (!forced && (status.phase === "Degraded" || status.phase === "Error" || degraded)) {
+    if (!forced && !fixing && (status.phase === "Degraded" || status.phase === "Error" || degraded)) {
       return {
         step: hold(),
         condition: {
@@ -198,8 +216,13 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       planned: Object.fromEntries(plan.map((name) => [name, current.get(name) ?? running])),
       progress: `0/${plan.length}`,
       ...(retry !== undefined ? { retryRequest: retry } : {}),
+      // Still past the point an earlier attempt passed: a failure of this one must not roll back across it.
+      ...(record?.pointOfNoReturn && (record.phase === "ForwardFix" || record.phase === "Superseded")
+        ? { pointOfNoReturn: record.pointOfNoReturn }
+        : {}),
       ...this.stepFields(scene, first),
     };
+    const passing = this.passing(scene, started, first);
     const notes: Note[] = [
       {
         reason: "UpgradeStarted",
@@ -207,13 +230,40 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
         target: workloadRef(first),
       },
       this.stepNote(scene, started, first),
+      ...passing.notes,
     ];
     return {
-      upgrade: started,
-      condition: this.progressCondition(started),
-      step: this.stepOf(scene, started),
+      upgrade: passing.record,
+      condition: this.progressCondition(passing.record),
+      step: this.stepOf(scene, passing.record),
       notes,
       requeueAfterMs: POLL_MS,
+    };
+  }
+
+  /** What to render while an upgrade is refused: a forward-fix state stays frozen, else the versions running. */
+  private holdAt(scene: Scene, record: UpgradeStatus | undefined, hold: () => UpgradeStep): UpgradeStep {
+    return record?.phase === "ForwardFix" ? this.stepOf(scene, record) : hold();
+  }
+
+  /** `record` with the point of no return its current step passes (if any), and the note saying so. */
+  private passing(
+    scene: Scene,
+    record: UpgradeStatus,
+    c: ComponentInfo,
+  ): { record: UpgradeStatus; notes: Note[] } {
+    const point = passedPoint(this.releases, record, c.name, iso(scene.now));
+    if (!point) return { record, notes: [] };
+    return {
+      record: { ...record, pointOfNoReturn: point },
+      notes: [
+        {
+          reason: "PointOfNoReturn",
+          message: `${c.name} ${point.step} of ${point.version} cannot be undone (${point.reason}); from here on a failure stops the upgrade for a forward fix instead of rolling back`,
+          target: workloadRef(c),
+          warning: true,
+        },
+      ],
     };
   }
 
@@ -285,7 +335,8 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
   }
 
   private promote(scene: Scene, record: UpgradeStatus, c: ComponentInfo): UpgradeDecision {
-    const next: UpgradeStatus = { ...record, step: "Rollout", stepStartedAt: iso(scene.now) };
+    const passing = this.passing(scene, { ...record, step: "Rollout", stepStartedAt: iso(scene.now) }, c);
+    const next = passing.record;
     const soak = scene.spec.upgradeStrategy.soakSeconds;
     return {
       upgrade: next,
@@ -305,6 +356,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
               : `promoted ${c.name} to ${record.to}: partition 0, the remaining ordinals roll`,
           target: workloadRef(c),
         },
+        ...passing.notes,
       ],
       requeueAfterMs: POLL_MS,
     };
@@ -349,12 +401,13 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     const next = planned.find((name) => !done.includes(name) && scene.enabled.some((e) => e.name === name));
     const nextInfo = next ? componentByName(next) : undefined;
     if (nextInfo) {
-      const moved: UpgradeStatus = { ...base, ...this.stepFields(scene, nextInfo) };
+      const passing = this.passing(scene, { ...base, ...this.stepFields(scene, nextInfo) }, nextInfo);
+      const moved = passing.record;
       return {
         upgrade: moved,
         condition: this.progressCondition(moved),
         step: this.stepOf(scene, moved),
-        notes: [doneNote, this.stepNote(scene, moved, nextInfo)],
+        notes: [doneNote, this.stepNote(scene, moved, nextInfo), ...passing.notes],
         requeueAfterMs: POLL_MS,
       };
     }
@@ -380,6 +433,19 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
 
   /** The step failed: record why, then roll the component back to the version it ran. */
   private fail(scene: Scene, record: UpgradeStatus, c: ComponentInfo, fault: Fault): UpgradeDecision {
+    if (record.pointOfNoReturn) {
+      const fix = forwardFixFor(record, c.name, fault, iso(scene.now), RETRY_ANNOTATION);
+      const finished = this.finish(scene, record, "forward-fix", fix.record);
+      this.metrics.forwardFix(scene.platform, true);
+      return {
+        ...finished,
+        step: this.stepOf(scene, fix.record),
+        condition: { status: "False", reason: "ForwardFixRequired", message: fix.message },
+        notes: [
+          { reason: "ForwardFixRequired", message: fix.message, target: workloadRef(c), warning: true },
+        ],
+      };
+    }
     const back: UpgradeStatus = {
       ...record,
       phase: "RollingBack",
@@ -410,7 +476,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     enabled: boolean,
   ): UpgradeDecision {
     const previous = record.planned?.[c.name] ?? record.from;
-    const image = imageAt(this.releases, c.name, previous, scene.registry);
+    const image = imageAt(this.releases, c.name, previous, scene.images);
     const ns = scene.platform.metadata.namespace;
     const workload = this.workload(ns, c);
     const pods = this.pods(ns, scene.platform.metadata.name, c);
@@ -500,7 +566,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
 
   private canaryHealth(scene: Scene, record: UpgradeStatus, c: ComponentInfo): Health {
     const ns = scene.platform.metadata.namespace;
-    const image = imageAt(this.releases, c.name, record.to, scene.registry);
+    const image = imageAt(this.releases, c.name, record.to, scene.images);
     const pods = this.pods(ns, scene.platform.metadata.name, c);
     let pod: PodObject | undefined;
     if (c.kind === "Deployment") {
@@ -533,7 +599,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
 
   private rolloutHealth(scene: Scene, record: UpgradeStatus, c: ComponentInfo): Health {
     const ns = scene.platform.metadata.namespace;
-    const image = imageAt(this.releases, c.name, record.to, scene.registry);
+    const image = imageAt(this.releases, c.name, record.to, scene.images);
     const pods = this.pods(ns, scene.platform.metadata.name, c).filter((p) => runsImage(p, image));
     for (const pod of pods) {
       const fault = podFault(pod);
@@ -563,7 +629,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
   private stepOf(scene: Scene, record: UpgradeStatus): UpgradeStep {
     const step = this.pinned(scene, record);
     const c = componentByName(record.component ?? "");
-    if (!c || !ACTIVE.has(record.phase)) return step;
+    if (!c || !(ACTIVE.has(record.phase) || record.phase === "ForwardFix")) return step;
     const previous = record.planned?.[c.name] ?? record.from;
     let rollout: ComponentRollout;
     if (record.phase === "RollingBack") rollout = { version: previous };

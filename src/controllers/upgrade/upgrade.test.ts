@@ -3,15 +3,16 @@
 // whose image changes (no version label on pod templates).
 import { describe, expect, it } from "vitest";
 import { COMPONENTS, resolveSpec } from "../../api/index.js";
-import { catalogWith, releaseFor } from "../../release/index.js";
+import { releaseFor } from "../../release/index.js";
 import { renderPlatform, type RenderedObject } from "../../render/index.js";
 import { podFault, readySince, stuckStatefulSetPods, type PodObject, type WorkloadObject } from "./health.js";
-import { planUpgrade, refusal } from "./plan.js";
+import { catalogWithFile } from "../../../test/support/releases.js";
+import { pathFor, pathRefusal, planUpgrade } from "./plan.js";
 
-const REGISTRY = "registry.example.com/coomia-dip";
-const catalog = catalogWith([
-  { version: "1.5.1-crashloop", infrastructure: releaseFor("1.5.0").infrastructure },
-]);
+const REGISTRY = { registry: "registry.example.com/coomia-dip" };
+const catalog = catalogWithFile(
+  new URL("../../../test/releases/upgrade-faults.yaml", import.meta.url).pathname,
+);
 const all = (version: string): Map<string, string> => new Map(COMPONENTS.map((c) => [c.name, version]));
 
 describe("planUpgrade", () => {
@@ -37,19 +38,34 @@ describe("planUpgrade", () => {
     expect(plan[0]).toBe("redis");
   });
 
-  it("takes injected releases: only the services of a test release change", () => {
+  it("takes releases from objects: only the services of a test release change", () => {
     expect(planUpgrade(COMPONENTS, all("1.5.0"), "1.5.1-crashloop", catalog, REGISTRY)[0]).toBe(
       "ontology-service",
     );
   });
 });
 
-describe("refusal", () => {
-  it("names a downgrade and a skipped minor, and lets the next minor or a patch through", () => {
-    expect(refusal("1.6.0", "1.5.0")).toBe("downgrade 1.6.0 -> 1.5.0");
-    expect(refusal("1.5.0", "1.7.0")).toMatch(/^skipped minor 1\.5\.0 -> 1\.7\.0 \(skips 1\.6\)/);
-    expect(refusal("1.5.0", "1.6.0")).toBeUndefined();
-    expect(refusal("1.6.0", "1.6.1")).toBeUndefined();
+describe("the upgrade graph", () => {
+  it("needs force for a downgrade and a skipped minor, and lets the next minor or a patch through", () => {
+    expect(pathFor(catalog, "1.6.0", "1.5.0")).toMatchObject({
+      path: "ForceRequired",
+      message: expect.stringMatching(/^1\.6\.0 -> 1\.5\.0: a downgrade/) as unknown,
+    });
+    expect(pathRefusal(catalog, "1.5.0", "1.7.0", false)).toEqual({
+      message: "1.5.0 -> 1.7.0: skips the 1.6 line and its migrations",
+      forceHelps: true,
+    });
+    expect(pathRefusal(catalog, "1.5.0", "1.7.0", true)).toBeUndefined();
+    expect(pathRefusal(catalog, "1.5.0", "1.6.0", false)).toBeUndefined();
+    expect(pathRefusal(catalog, "1.6.0", "1.6.1", false)).toBeUndefined();
+  });
+
+  it("refuses what no rule covers and what a rule refuses, even forced", () => {
+    expect(pathRefusal(catalog, "1.2.0", "1.4.2", true)).toMatchObject({
+      message: expect.stringContaining("lists no upgrade path from 1.2.0") as unknown,
+      forceHelps: false,
+    });
+    expect(pathFor(catalog, "1.5.0", "9.9.9").path).toBe("Refused");
   });
 });
 
