@@ -137,12 +137,19 @@ export function workloadBase(
   };
 }
 
-/** A generated Secret of a component, reusing stored values. */
+/** A generated Secret of a component, reusing stored values; owned only under retention Delete. */
 export function componentSecret(
   ctx: RenderContext,
   name: ComponentName,
   secretName: string,
   keys: readonly SecretKeySpec[],
 ): RenderedObject {
-  return generatedSecret(ownerOf(ctx, name), secretName, keys, ctx.existingSecrets ?? {}, ctx.generateSecret);
+  return generatedSecret(
+    ownerOf(ctx, name),
+    secretName,
+    keys,
+    ctx.existingSecrets ?? {},
+    ctx.generateSecret,
+    ctx.spec.retentionPolicy.secrets,
+  );
 }

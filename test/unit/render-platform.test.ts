@@ -119,7 +119,7 @@ describe("the seed's production platform", () => {
     );
   });
 
-  it("puts the common labels and a controlling owner reference on every object", () => {
+  it("puts the common labels and a controlling owner reference on every object but retained Secrets", () => {
     for (const o of objects) {
       expect(o.metadata.labels).toMatchObject({
         "app.kubernetes.io/instance": "onto-production",
@@ -129,6 +129,8 @@ describe("the seed's production platform", () => {
       });
       expect(o.metadata.labels["app.kubernetes.io/name"]).toMatch(/^[a-z][-a-z]*$/);
       expect(o.metadata.labels["app.kubernetes.io/component"]).toMatch(/^[a-z][-a-z]*$/);
+      // Generated Secrets are retained by default: no owner, so they outlive the platform.
+      if (o.metadata.labels[GENERATED_SECRET_LABEL]) continue;
       expect(o.metadata.ownerReferences).toEqual([
         {
           apiVersion: "onto.paas/v1alpha1",
@@ -647,5 +649,28 @@ describe("retention of data volumes", () => {
       render(PRODUCTION, (spec) => (spec.retentionPolicy = { persistentVolumeClaims: "Delete" })),
     );
     expect(new Set(found)).toEqual(new Set(["Delete"]));
+  });
+});
+
+describe("retention of generated Secrets", () => {
+  const generated = (objects: RenderedObject[]): RenderedObject[] =>
+    objects.filter((o) => o.kind === "Secret" && o.metadata.labels[GENERATED_SECRET_LABEL] === "true");
+
+  it("renders them without an owner reference under Retain (the default), so deleting the platform keeps them", () => {
+    const secrets = generated(render(PRODUCTION));
+    expect(secrets.map((s) => s.metadata.name).sort()).toEqual([
+      "kafka-cluster",
+      "minio-credentials",
+      "postgres-credentials",
+      "redis-credentials",
+    ]);
+    for (const s of secrets) expect(s.metadata.ownerReferences).toBeUndefined();
+  });
+
+  it("owns them under Delete, so the garbage collector removes them with the platform", () => {
+    const secrets = generated(render(PRODUCTION, (spec) => (spec.retentionPolicy = { secrets: "Delete" })));
+    expect(secrets.length).toBe(4);
+    for (const s of secrets)
+      expect(s.metadata.ownerReferences).toEqual([expect.objectContaining({ uid: PRODUCTION.metadata.uid })]);
   });
 });
