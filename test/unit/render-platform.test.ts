@@ -315,7 +315,10 @@ describe("the seed's production platform", () => {
     const scripts = get(objects, "ConfigMap", "postgres-config").data as Record<string, string>;
     expect(scripts["entrypoint.sh"]).toContain("pg_basebackup");
     expect(scripts["entrypoint.sh"]).toContain("postgres-0.postgres-headless.onto-system.svc");
-    expect(scripts["init-replication.sh"]).toContain("REPLICATION");
+    // Behaviour of the scripts is proven with the real server (test/programs/postgres.test.ts).
+    expect(scripts["entrypoint.sh"]).not.toContain("docker-entrypoint");
+    expect(scripts["entrypoint.sh"]).toContain("max_slot_wal_keep_size=25600MB"); // a quarter of 100Gi
+    expect(scripts["ready.sh"]).toContain("pg_stat_wal_receiver");
     const claims = spec(get(objects, "StatefulSet", "postgres")).volumeClaimTemplates as { spec: unknown }[];
     expect(claims).toHaveLength(1);
     expect(claims[0]?.spec).toMatchObject({
