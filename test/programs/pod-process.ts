@@ -12,7 +12,7 @@ import type { RenderedObject } from "../../src/render/index.js";
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+  valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
 }
 interface ExecProbe {
   exec?: { command: string[] };
@@ -134,9 +134,16 @@ export class PodProcess {
     };
     for (const e of this.container.env ?? []) {
       const ref = e.valueFrom?.secretKeyRef;
-      this.env[e.name] = ref
-        ? secretValue(opts.objects, ref.name, ref.key)
-        : translate(e.value ?? "", this.table);
+      const field = e.valueFrom?.fieldRef?.fieldPath;
+      if (ref) this.env[e.name] = secretValue(opts.objects, ref.name, ref.key);
+      else if (field === "metadata.name") this.env[e.name] = this.podName;
+      else if (field) throw new Error(`env ${e.name}: fieldRef ${field} is not supported here`);
+      // $(VAR) refers to an env var defined before it, as the kubelet expands it.
+      else
+        this.env[e.name] = translate(
+          (e.value ?? "").replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => this.env[v] ?? m),
+          this.table,
+        );
     }
   }
 
