@@ -680,3 +680,57 @@ describe("retention of generated Secrets", () => {
       expect(s.metadata.ownerReferences).toEqual([expect.objectContaining({ uid: PRODUCTION.metadata.uid })]);
   });
 });
+
+describe("settings each program reads the way its version reads them", () => {
+  const envOf = (objects: RenderedObject[], kind: string, name: string): Record<string, string> => {
+    const env = template(get(objects, kind, name)).spec.containers[0]?.env ?? [];
+    return Object.fromEntries(
+      env.map((e) => [
+        e.name,
+        e.value ?? `${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}`,
+      ]),
+    );
+  };
+
+  it("gives Nessie before 0.96 its S3 credentials as access-key.name and .secret (platform 1.5.0: 0.95.0)", () => {
+    const env = envOf(render(PRODUCTION), "StatefulSet", "nessie");
+    expect(env).toMatchObject({
+      NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_NAME: "minio-credentials/root-user",
+      NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_SECRET: "minio-credentials/root-password",
+    });
+    expect(Object.values(env).some((v) => v.startsWith("urn:nessie-secret"))).toBe(false);
+  });
+
+  it("gives Nessie 0.96 and later a urn:nessie-secret reference and the named secret (platform 1.6.0: 0.99.0)", () => {
+    const env = envOf(
+      render(PRODUCTION, (s) => (s.version = "1.6.0")),
+      "StatefulSet",
+      "nessie",
+    );
+    expect(env).toMatchObject({
+      NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY:
+        "urn:nessie-secret:quarkus:nessie.catalog.secrets.minio",
+      NESSIE_CATALOG_SECRETS_MINIO_NAME: "minio-credentials/root-user",
+      NESSIE_CATALOG_SECRETS_MINIO_SECRET: "minio-credentials/root-password",
+    });
+    expect(env).not.toHaveProperty("NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_NAME");
+  });
+
+  it("sends Nessie's traces over OTLP to the Jaeger collector's OTLP port (Quarkus reads no Jaeger endpoint)", () => {
+    const config = get(render(PRODUCTION), "ConfigMap", "nessie-config").data as Record<string, string>;
+    expect(config.QUARKUS_OTEL_SDK_DISABLED).toBe("false");
+    expect(config.QUARKUS_OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).toBe("http://jaeger:4317");
+    expect(config).not.toHaveProperty("JAEGER_ENDPOINT");
+    const service = get(render(PRODUCTION), "ConfigMap", "ontology-service-config").data as Record<
+      string,
+      string
+    >;
+    expect(service.OTEL_EXPORTER_OTLP_ENDPOINT).toBe("http://jaeger:4317");
+  });
+
+  it("sizes Kafka's heap at half its memory limit, also after the healer raised it", () => {
+    expect(envOf(render(PRODUCTION), "StatefulSet", "kafka").KAFKA_HEAP_OPTS).toBe("-Xms512m -Xmx512m");
+    const healed = render(PRODUCTION, undefined, { overrides: { kafka: { memoryLimit: "3Gi" } } });
+    expect(envOf(healed, "StatefulSet", "kafka").KAFKA_HEAP_OPTS).toBe("-Xms1536m -Xmx1536m");
+  });
+});
