@@ -2,7 +2,7 @@
 // version store on its own volume (RocksDB) when it runs one replica; RocksDB cannot be shared,
 // so with more replicas the store moves to the platform's PostgreSQL (database "nessie") and
 // the volumes only hold scratch data. Its Iceberg warehouse lives in MinIO.
-import { mainResources, workloadBase, type RenderContext } from "./context.js";
+import { mainResources, workloadBase, type RenderContext, placementFor } from "./context.js";
 import { MINIO, NESSIE, POSTGRES } from "./endpoints.js";
 import { renderPlatformService } from "./platform-service.js";
 import semver from "semver";
@@ -129,6 +129,6 @@ export function renderNessie(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
 }

@@ -4,7 +4,7 @@
 // logging settings; credentials from the generated Secrets; a writable /tmp on an otherwise
 // read-only root filesystem; the platform TLS certificate when global.tlsEnabled.
 import { COMPONENTS, type ComponentName } from "../api/index.js";
-import { info, mainResources, workloadBase, type RenderContext } from "./context.js";
+import { info, mainResources, workloadBase, type RenderContext, placementFor } from "./context.js";
 import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";
 import type { Container, EnvVar, Toleration, Volume } from "./objects.js";
 import { secretEnv } from "./secrets.js";
@@ -197,6 +197,6 @@ export function renderPlatformService(
         volumes,
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
 }

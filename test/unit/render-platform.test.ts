@@ -481,6 +481,55 @@ describe("switches in the spec", () => {
     }
   });
 
+  it("places a component on its own node pool, merged over the platform's, Jobs included", () => {
+    const real = {
+      key: "onto.paas/node-kind",
+      operator: "Equal",
+      value: "real",
+      effect: "NoSchedule",
+    } as const;
+    const objs = render(PRODUCTION, (s) => {
+      s.global!.nodePool = {
+        nodeSelector: { "node-pool": "platform", zone: "a" },
+        tolerations: [{ key: "dedicated", operator: "Equal", value: "platform", effect: "NoSchedule" }],
+      };
+      s.infrastructure!.postgres!.nodePool = {
+        nodeSelector: { "node-pool": "databases" },
+        tolerations: [real],
+      };
+      s.infrastructure!.minio!.nodePool = {
+        nodeSelector: { "onto.paas/node-kind": "real" },
+        tolerations: [real],
+      };
+    });
+    const postgres = template(get(objs, "StatefulSet", "postgres")).spec;
+    // Its key replaces the platform's value, the platform's other keys stay; tolerations add up.
+    expect(postgres.nodeSelector).toEqual({ "node-pool": "databases", zone: "a" });
+    expect(postgres.tolerations).toEqual([
+      { key: "dedicated", operator: "Equal", value: "platform", effect: "NoSchedule" },
+      real,
+    ]);
+    const bucketJob = objs.find((o) => o.kind === "Job" && o.metadata.name.startsWith("minio-buckets"));
+    expect(bucketJob && template(bucketJob).spec.nodeSelector).toEqual({
+      "node-pool": "platform",
+      zone: "a",
+      "onto.paas/node-kind": "real",
+    });
+    // Everyone else keeps the platform's pool.
+    const redis = template(get(objs, "StatefulSet", "redis")).spec;
+    expect(redis.nodeSelector).toEqual({ "node-pool": "platform", zone: "a" });
+    expect(redis.tolerations).toHaveLength(1);
+  });
+
+  it("keeps the GPU toleration beside a component's own pool", () => {
+    const objs = render(PRODUCTION, (s) => {
+      s.intelligencePlane!.reasoningService!.nodePool = { nodeSelector: { "gpu-pool": "a100" } };
+    });
+    const pod = template(get(objs, "Deployment", "reasoning-service")).spec;
+    expect(pod.nodeSelector).toEqual({ "gpu-pool": "a100" });
+    expect(pod.tolerations?.map((t) => t.key)).toContain("nvidia.com/gpu");
+  });
+
   it("Nessie keeps its store on its volume with one replica and in PostgreSQL with more", () => {
     const store = (objs: RenderedObject[]) =>
       (get(objs, "ConfigMap", "nessie-config").data as Record<string, string>).NESSIE_VERSION_STORE_TYPE;

@@ -12,6 +12,7 @@ import {
   ownerOf,
   workloadBase,
   type RenderContext,
+  placementFor,
 } from "../context.js";
 import { KAFKA, podHost } from "../endpoints.js";
 import { setupJob } from "../job.js";
@@ -133,7 +134,7 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
   const objects: RenderedObject[] = [secret, ...built.objects];
   if (settings.topics.length > 0) {
@@ -154,7 +155,7 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
             },
           ],
         },
-        ctx.placement,
+        placementFor(ctx, name),
       ),
     );
   }

@@ -16,6 +16,7 @@ import {
   ownerOf,
   workloadBase,
   type RenderContext,
+  placementFor,
 } from "../context.js";
 import { POSTGRES, podHost } from "../endpoints.js";
 import { objectMeta, selectorLabels } from "../meta.js";
@@ -205,7 +206,7 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
   const readOnly: RenderedObject = {
     apiVersion: "v1",

@@ -25,6 +25,7 @@ import {
   mainResources,
   workloadBase,
   type RenderContext,
+  placementFor,
 } from "../context.js";
 import { REDIS, podHost } from "../endpoints.js";
 import type { Container, EnvVar } from "../objects.js";
@@ -209,7 +210,7 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
         };
       },
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
   return { objects: [secret, ...built.objects], workload: built.workload };
 }
