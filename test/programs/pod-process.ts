@@ -58,7 +58,7 @@ function containerOf(objects: RenderedObject[], workload: string, container: str
   return found;
 }
 
-function secretValue(objects: RenderedObject[], name: string, key: string): string {
+export function secretValue(objects: RenderedObject[], name: string, key: string): string {
   const data = (find(objects, "Secret", name) as { data?: Record<string, string> }).data ?? {};
   const value = data[key];
   if (value === undefined) throw new Error(`Secret/${name} has no key ${key}`);
@@ -66,7 +66,7 @@ function secretValue(objects: RenderedObject[], name: string, key: string): stri
 }
 
 /** Every `from` replaced by its `to` in one pass (a replacement is never translated again). */
-function translate(text: string, table: readonly Translation[]): string {
+export function translate(text: string, table: readonly Translation[]): string {
   if (table.length === 0) return text;
   const sorted = [...table].sort((a, b) => b[0].length - a[0].length);
   const to = new Map(sorted);

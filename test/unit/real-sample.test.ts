@@ -38,10 +38,12 @@ describe("the real-node sample and its test releases", () => {
     expect(validateYamlStream(text)[0]?.issues).toEqual([]);
   });
 
-  it("puts Postgres, Redis and MinIO (and the bucket Job) on the real node, nothing else", () => {
+  it("puts Postgres, Redis, MinIO (and the bucket Job) and the two stand-in services on the real node, nothing else", () => {
     const pods = render().filter((o) => ["Deployment", "StatefulSet", "Job"].includes(o.kind));
     const onReal = pods.filter((o) => podOf(o).nodeSelector?.[REAL] === "real").map((o) => o.metadata.name);
     expect(onReal.map((n) => n.replace(/-[0-9a-f]{8}$/, "")).sort()).toEqual([
+      "auth-service",
+      "data-service",
       "minio",
       "minio-buckets",
       "postgres",
@@ -55,10 +57,13 @@ describe("the real-node sample and its test releases", () => {
 
   it("runs the real node's pods from images built here, named for what they are", () => {
     const real = render().filter(
-      (o) => ["StatefulSet", "Job"].includes(o.kind) && podOf(o).nodeSelector?.[REAL] === "real",
+      (o) =>
+        ["Deployment", "StatefulSet", "Job"].includes(o.kind) && podOf(o).nodeSelector?.[REAL] === "real",
     );
     const images = new Set(real.flatMap((o) => podOf(o).containers.map((c) => c.image)));
     expect([...images].sort()).toEqual([
+      "onto.local/coomia-dip/auth-service:1.5.0-local.1",
+      "onto.local/coomia-dip/data-service:1.5.0-local.1",
       "onto.local/mc:go-module",
       "onto.local/minio:go-module",
       "onto.local/postgres:15-debian12",
@@ -68,7 +73,8 @@ describe("the real-node sample and its test releases", () => {
 
   it("asks of the real node less CPU than its 2 cores, leaving room for an upgrade's extra pod", () => {
     let millicores = 0;
-    for (const o of render().filter((w) => w.kind === "StatefulSet" && podOf(w).nodeSelector?.[REAL])) {
+    const workloads = ["Deployment", "StatefulSet"];
+    for (const o of render().filter((w) => workloads.includes(w.kind) && podOf(w).nodeSelector?.[REAL])) {
       for (const c of podOf(o).containers)
         millicores += Quantity.parse(c.resources.requests.cpu ?? "0").toNumber() * 1000 * replicasOf(o);
     }
