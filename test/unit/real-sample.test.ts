@@ -64,8 +64,7 @@ describe("the real-node sample and its test releases", () => {
     expect([...images].sort()).toEqual([
       "onto.local/coomia-dip/auth-service:1.5.0-local.1",
       "onto.local/coomia-dip/data-service:1.5.0-local.1",
-      "onto.local/mc:go-module",
-      "onto.local/minio:go-module",
+      "onto.local/minio:20260212201848-debian12",
       "onto.local/postgres:15-debian12",
       "onto.local/redis:7.0-debian12",
     ]);
