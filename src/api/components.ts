@@ -73,6 +73,8 @@ export interface ResolvedComponent {
   storage?: string;
   /** Present on autoscalable components. */
   autoscaling?: ResolvedSpec["controlPlane"]["ontologyService"]["autoscaling"];
+  /** The component's own node pool, when the spec sets one (merged over global.nodePool). */
+  nodePool?: ResolvedSpec["global"]["nodePool"];
 }
 
 /** The resolved settings of `component` in `spec`. */

@@ -155,6 +155,7 @@ const serviceFields = (d: ComponentDefaults) => ({
   replicas: replicas(d.replicas),
   resources: resources(d),
   autoscaling,
+  nodePool: componentNodePool,
 });
 
 /** A stateful component: a StatefulSet with one persistent volume per pod. */
@@ -162,6 +163,7 @@ const statefulFields = (d: ComponentDefaults & { storage: string }) => ({
   replicas: replicas(d.replicas),
   storage: storage(d.storage),
   resources: resources(d),
+  nodePool: componentNodePool,
 });
 
 const SERVICE = { replicas: 2, cpu: "250m", memory: "512Mi" };
@@ -196,6 +198,47 @@ const toleration = Type.Object(
       fieldPath: ".value",
     }),
   },
+);
+
+/**
+ * A dedicated node pool: the node labels pods require and the taints they tolerate. On a
+ * component it is merged over spec.global.nodePool (docs/reference/ontoplatform.md, "Node pools").
+ */
+const nodePool = (whose: string) =>
+  Type.Object(
+    {
+      nodeSelector: defaulted(
+        Type.Record(
+          Type.String(),
+          Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Label value." }),
+          {
+            maxProperties: 16,
+            description: `Node labels ${whose} require.`,
+            ...cel({
+              rule: `self.all(k, k.matches('${QUALIFIED_NAME}'))`,
+              message: "nodeSelector keys must be valid label keys such as node-pool or example.com/pool",
+            }),
+          },
+        ),
+        {},
+      ),
+      tolerations: defaulted(
+        Type.Array(toleration, {
+          maxItems: 16,
+          description: `Taints of the dedicated nodes that ${whose} tolerate.`,
+        }),
+        [],
+      ),
+    },
+    { description: `Dedicated node pool for ${whose} (node selector and tolerations).` },
+  );
+
+/** A component's own node pool, merged over spec.global.nodePool. */
+const componentNodePool = Type.Optional(
+  Type.Object(nodePool("this component's pods").properties, {
+    description:
+      "Node pool of this component's pods, over spec.global.nodePool: its nodeSelector keys replace the platform's values for the same keys and add the others; its tolerations are added to the platform's.",
+  }),
 );
 
 const global = defaulted(
@@ -245,37 +288,7 @@ const global = defaulted(
       tlsSecretName: Type.Optional(
         dnsSubdomain("kubernetes.io/tls Secret with the certificate; required when tlsEnabled is true."),
       ),
-      nodePool: defaulted(
-        Type.Object(
-          {
-            nodeSelector: defaulted(
-              Type.Record(
-                Type.String(),
-                Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Label value." }),
-                {
-                  maxProperties: 16,
-                  description: "Node labels every platform pod requires.",
-                  ...cel({
-                    rule: `self.all(k, k.matches('${QUALIFIED_NAME}'))`,
-                    message:
-                      "nodeSelector keys must be valid label keys such as node-pool or example.com/pool",
-                  }),
-                },
-              ),
-              {},
-            ),
-            tolerations: defaulted(
-              Type.Array(toleration, {
-                maxItems: 16,
-                description: "Taints of the dedicated nodes that platform pods tolerate.",
-              }),
-              [],
-            ),
-          },
-          { description: "Dedicated node pool for the platform's pods (node selector and tolerations)." },
-        ),
-        {},
-      ),
+      nodePool: defaulted(nodePool("the platform's pods"), {}),
     },
     {
       description: "Settings shared by every component.",
@@ -517,6 +530,7 @@ const intelligencePlane = defaulted(
                   ),
                   replicas: replicas(1),
                   resources: resources({ cpu: "250m", memory: "512Mi" }),
+                  nodePool: componentNodePool,
                 },
                 { description: "Temporal workflow engine (persists in the platform's PostgreSQL)." },
               ),

@@ -3,7 +3,7 @@
 // discovery of optional APIs. `onto operator` calls runOperator; tests call it in-process.
 import { GROUP, KIND, VERSION } from "../api/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.js";
-import { type Capabilities, type ManagedKind } from "../render/index.js";
+import { GENERATED_SECRET_LABEL, type Capabilities, type ManagedKind } from "../render/index.js";
 import {
   Manager,
   annotationsChanged,
@@ -19,7 +19,7 @@ import {
 } from "../runtime/index.js";
 import { ActionRecorder, auditSink } from "./actions.js";
 import { registerHealer } from "./healing/register.js";
-import { apiVersionOf } from "./platform/render-input.js";
+import { INSTANCE_LABEL, apiVersionOf } from "./platform/render-input.js";
 import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
 import { registerReleases } from "./releases/index.js";
 import { POD, UpgradeOrchestrator } from "./upgrade/index.js";
@@ -112,6 +112,13 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   });
 
   const served = (): ManagedKind[] => reconciler.servedKinds();
+  const generatedSecretPlatform = (secret: KubeObject): string[] => {
+    const labels = secret.metadata?.labels;
+    const name = labels?.[INSTANCE_LABEL];
+    return labels?.[GENERATED_SECRET_LABEL] === "true" && name
+      ? [`${secret.metadata?.namespace}/${name}`]
+      : [];
+  };
   const platformControllers = new Map<string, Controller>();
   for (const namespace of scoped.length > 0 ? scoped : [""]) {
     const owned = served().map((k) => sourceFor({ apiVersion: apiVersionOf(k), kind: k.kind }, namespace));
@@ -122,6 +129,9 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
       watches: [
         // Pods of a platform with an upgrade in flight: a canary turning Ready or crash-looping.
         { source: sourceFor(POD, namespace), map: upgrades.platformsFor },
+        // Retained generated Secrets carry no owner reference (they outlive the platform), so
+        // `owns` does not see them: one deleted by hand is mapped to its platform by its labels.
+        { source: sourceFor({ apiVersion: "v1", kind: "Secret" }, namespace), map: generatedSecretPlatform },
         // A release added, changed or removed: every platform looks again (releases change rarely).
         ...releases.watchFor(() =>
           cache(PLATFORM_REF, namespace)

@@ -35,6 +35,26 @@ export function createContext(input: RenderInput): RenderContext {
   };
 }
 
+/**
+ * Where a component's pods go: spec.global.nodePool with the component's own nodePool over it.
+ * The component's nodeSelector keys replace the platform's values for the same keys and add the
+ * others (so a component moves to another pool by setting the platform's pool key); its
+ * tolerations are added to the platform's (a toleration only allows, never requires).
+ */
+export function placementFor(ctx: RenderContext, name: ComponentName): PodPlacement {
+  const own = componentSpec(ctx.spec, info(name)).nodePool;
+  if (!own) return ctx.placement;
+  const tolerations = [...ctx.placement.tolerations];
+  for (const t of own.tolerations) {
+    if (!tolerations.some((have) => JSON.stringify(have) === JSON.stringify(t))) tolerations.push({ ...t });
+  }
+  return {
+    ...ctx.placement,
+    nodeSelector: { ...ctx.placement.nodeSelector, ...own.nodeSelector },
+    tolerations,
+  };
+}
+
 /** Label value of a plane, in the kebab case labels usually use. */
 export function planeLabel(plane: string): string {
   return plane.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -138,12 +158,19 @@ export function workloadBase(
   };
 }
 
-/** A generated Secret of a component, reusing stored values. */
+/** A generated Secret of a component, reusing stored values; owned only under retention Delete. */
 export function componentSecret(
   ctx: RenderContext,
   name: ComponentName,
   secretName: string,
   keys: readonly SecretKeySpec[],
 ): RenderedObject {
-  return generatedSecret(ownerOf(ctx, name), secretName, keys, ctx.existingSecrets ?? {}, ctx.generateSecret);
+  return generatedSecret(
+    ownerOf(ctx, name),
+    secretName,
+    keys,
+    ctx.existingSecrets ?? {},
+    ctx.generateSecret,
+    ctx.spec.retentionPolicy.secrets,
+  );
 }

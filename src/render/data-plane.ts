@@ -2,10 +2,13 @@
 // version store on its own volume (RocksDB) when it runs one replica; RocksDB cannot be shared,
 // so with more replicas the store moves to the platform's PostgreSQL (database "nessie") and
 // the volumes only hold scratch data. Its Iceberg warehouse lives in MinIO.
-import { mainResources, workloadBase, type RenderContext } from "./context.js";
+import { mainResources, workloadBase, type RenderContext, placementFor } from "./context.js";
 import { MINIO, NESSIE, POSTGRES } from "./endpoints.js";
 import { renderPlatformService } from "./platform-service.js";
+import semver from "semver";
+import type { EnvVar } from "./objects.js";
 import { secretEnv } from "./secrets.js";
+import { otlpEndpoint } from "./tracing.js";
 import { buildWorkload, configMapName, type ComponentObjects } from "./workload.js";
 
 const NESSIE_UID = 185; // the default user of the UBI OpenJDK images Nessie ships on
@@ -19,15 +22,15 @@ function nessieConfig(ctx: RenderContext): Record<string, string> {
   const shared = dataPlane.nessie.replicas > 1;
   const buckets = infrastructure.minio.buckets.map((b) => b.name);
   const warehouse = buckets.find((b) => b.includes("iceberg")) ?? buckets[0];
+  const traces = otlpEndpoint(ctx.spec);
   return {
     QUARKUS_HTTP_PORT: String(NESSIE.port),
     QUARKUS_MANAGEMENT_PORT: String(NESSIE.managementPort),
     QUARKUS_LOG_LEVEL: observability.logging.level,
     QUARKUS_LOG_CONSOLE_JSON: String(observability.logging.format === "json"),
     QUARKUS_OTEL_SDK_DISABLED: String(!observability.tracing.enabled),
-    ...(observability.tracing.enabled && observability.tracing.jaegerEndpoint
-      ? { JAEGER_ENDPOINT: observability.tracing.jaegerEndpoint }
-      : {}),
+    // Quarkus exports traces over OTLP only (nothing in it reads a Jaeger endpoint).
+    ...(traces ? { QUARKUS_OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces } : {}),
     ...(shared
       ? {
           NESSIE_VERSION_STORE_TYPE: "JDBC",
@@ -46,11 +49,42 @@ function nessieConfig(ctx: RenderContext): Record<string, string> {
           NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ENDPOINT: `http://${MINIO.service}:${MINIO.port}/`,
           NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_PATH_STYLE_ACCESS: "true",
           NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_REGION: "us-east-1",
-          // Nessie resolves this URN from the NESSIE_S3_NAME / NESSIE_S3_SECRET env below.
-          NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY: "urn:nessie-secret:quarkus:nessie.s3",
         }
       : {}),
   };
+}
+
+/** The first Nessie version that reads S3 credentials through a `urn:nessie-secret:` reference. */
+const SECRET_URN_SINCE = "0.96.0";
+
+/**
+ * The env giving Nessie the MinIO credentials, the way the Nessie version of `image` reads them:
+ * before 0.96.0 as the access key's name and secret themselves
+ * (nessie.catalog.service.s3.default-options.access-key.name / .secret); from 0.96.0 as a
+ * reference to a named secret (access-key = urn:nessie-secret:quarkus:<name>, whose .name and
+ * .secret hold the values). An image whose tag is not a version gets the current form.
+ */
+export function nessieS3Credentials(image: string): EnvVar[] {
+  const tag = image.slice(image.lastIndexOf(":") + 1);
+  const version = semver.valid(semver.coerce(tag));
+  if (version && semver.lt(version, SECRET_URN_SINCE)) {
+    return [
+      secretEnv("NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_NAME", MINIO.secret, MINIO.userKey),
+      secretEnv(
+        "NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_SECRET",
+        MINIO.secret,
+        MINIO.passwordKey,
+      ),
+    ];
+  }
+  return [
+    {
+      name: "NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY",
+      value: "urn:nessie-secret:quarkus:nessie.catalog.secrets.minio",
+    },
+    secretEnv("NESSIE_CATALOG_SECRETS_MINIO_NAME", MINIO.secret, MINIO.userKey),
+    secretEnv("NESSIE_CATALOG_SECRETS_MINIO_SECRET", MINIO.secret, MINIO.passwordKey),
+  ];
 }
 
 export function renderNessie(ctx: RenderContext): ComponentObjects {
@@ -83,8 +117,8 @@ export function renderNessie(ctx: RenderContext): ComponentObjects {
             envFrom: [{ configMapRef: { name: configMapName(name) } }],
             env: [
               secretEnv("QUARKUS_DATASOURCE_POSTGRESQL_PASSWORD", POSTGRES.secret, POSTGRES.passwordKey),
-              secretEnv("NESSIE_S3_NAME", MINIO.secret, MINIO.userKey),
-              secretEnv("NESSIE_S3_SECRET", MINIO.secret, MINIO.passwordKey),
+              // In the pod, not the shared ConfigMap: a canary may run another Nessie version.
+              ...nessieS3Credentials(image),
             ],
             resources: mainResources(ctx, name),
             startupProbe: { ...health("/q/health/started"), periodSeconds: 5, failureThreshold: 60 },
@@ -95,6 +129,6 @@ export function renderNessie(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
 }

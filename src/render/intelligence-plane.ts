@@ -1,7 +1,7 @@
 // Intelligence layer (D/E): the reasoning service (GPU-accelerated when asked: the GPU as an
 // extended resource, and the toleration of the GPU nodes' taint), the agent runtime, and the
 // Temporal server its durable workflows need when agentRuntime.temporal.enabled.
-import { mainResources, workloadBase, type RenderContext } from "./context.js";
+import { mainResources, workloadBase, type RenderContext, placementFor } from "./context.js";
 import { POSTGRES, TEMPORAL } from "./endpoints.js";
 import { renderPlatformService } from "./platform-service.js";
 import { secretEnv } from "./secrets.js";
@@ -79,6 +79,6 @@ export function renderTemporal(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
 }

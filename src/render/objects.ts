@@ -16,7 +16,8 @@ export interface ObjectMeta {
   namespace: string;
   labels: Record<string, string>;
   annotations?: Record<string, string>;
-  ownerReferences: OwnerReference[];
+  /** Absent only on objects that must outlive the platform (retained generated Secrets). */
+  ownerReferences?: OwnerReference[];
 }
 
 /** One desired object, ready for server-side apply. */

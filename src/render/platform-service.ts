@@ -4,10 +4,11 @@
 // logging settings; credentials from the generated Secrets; a writable /tmp on an otherwise
 // read-only root filesystem; the platform TLS certificate when global.tlsEnabled.
 import { COMPONENTS, type ComponentName } from "../api/index.js";
-import { info, mainResources, workloadBase, type RenderContext } from "./context.js";
+import { info, mainResources, workloadBase, type RenderContext, placementFor } from "./context.js";
 import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";
 import type { Container, EnvVar, Toleration, Volume } from "./objects.js";
 import { secretEnv } from "./secrets.js";
+import { otlpEndpoint } from "./tracing.js";
 import { buildWorkload, configMapName, type ServicePort, type ComponentObjects } from "./workload.js";
 
 export const GRPC_PORT = 9090;
@@ -56,7 +57,14 @@ export function serviceConfig(
     METRICS_ENABLED: String(observability.metrics.enabled),
     TRACING_ENABLED: String(observability.tracing.enabled),
     ...(observability.tracing.enabled && observability.tracing.jaegerEndpoint
-      ? { JAEGER_ENDPOINT: observability.tracing.jaegerEndpoint, OTEL_SERVICE_NAME: name }
+      ? {
+          JAEGER_ENDPOINT: observability.tracing.jaegerEndpoint,
+          // What every OpenTelemetry SDK reads.
+          OTEL_SERVICE_NAME: name,
+          OTEL_TRACES_EXPORTER: "otlp",
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint(ctx.spec) ?? "",
+          OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+        }
       : {}),
     TLS_ENABLED: String(global.tlsEnabled),
     ...(global.tlsEnabled ? { TLS_CERT_FILE: `${TLS_DIR}/tls.crt`, TLS_KEY_FILE: `${TLS_DIR}/tls.key` } : {}),
@@ -189,6 +197,6 @@ export function renderPlatformService(
         volumes,
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
 }

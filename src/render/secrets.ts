@@ -1,6 +1,10 @@
 // Generated credentials. Render never invents randomness (it must stay deterministic): the
 // caller passes the values already stored in the cluster, and a generator for the ones that do
 // not exist yet. A value once stored is reused forever, so a reconcile never rotates a password.
+// Under retentionPolicy.secrets Retain a generated Secret carries no owner reference: the garbage
+// collector would otherwise delete it with the platform while the retained volumes keep the data
+// those credentials open. A platform created again under the same name finds it by its labels and
+// reuses its values; under Delete the Secret is owned and goes with the platform.
 import { objectMeta, type Owner } from "./meta.js";
 import type { RenderedObject } from "./objects.js";
 
@@ -27,6 +31,7 @@ export function generatedSecret(
   keys: readonly SecretKeySpec[],
   existing: ExistingSecrets,
   generate: SecretGenerator,
+  retention: "Retain" | "Delete",
 ): RenderedObject {
   const stored = existing[name] ?? {};
   const data: Record<string, string> = {};
@@ -34,9 +39,15 @@ export function generatedSecret(
     const value = stored[key] ?? generate({ secret: name, key, length });
     data[key] = Buffer.from(value, "utf8").toString("base64");
   }
-  const meta = objectMeta(owner, name);
+  const { ownerReferences, ...meta } = objectMeta(owner, name);
   meta.labels[GENERATED_SECRET_LABEL] = "true";
-  return { apiVersion: "v1", kind: "Secret", metadata: meta, type: "Opaque", data };
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: retention === "Delete" ? { ...meta, ownerReferences } : meta,
+    type: "Opaque",
+    data,
+  };
 }
 
 /** An env var read from a generated Secret. */

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSpec, type OntoPlatform } from "../../src/api/index.js";
 import type { KubeClient, KubeObject, RequestRecord } from "../../src/kube/index.js";
-import { MANAGED_KINDS } from "../../src/render/index.js";
+import { GENERATED_SECRET_LABEL, MANAGED_KINDS } from "../../src/render/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
 import {
   PLATFORMS,
@@ -107,7 +107,7 @@ describe("the production sample", () => {
     expect(others.every((p) => p.spec?.nodeName?.startsWith("worker-"))).toBe(true);
   });
 
-  it("holds exactly the objects render produces, with owner references and common labels", async () => {
+  it("holds exactly the objects render produces, with owner references (retained Secrets: none) and common labels", async () => {
     const platform = await readPlatform(client, ns, NAME);
     const desired = operator.reconciler.render(platform, resolveSpec(platform.spec));
     const want = desired.map((o) => `${o.kind}/${o.metadata.name}`).sort();
@@ -119,8 +119,15 @@ describe("the production sample", () => {
         labelSelector: `app.kubernetes.io/instance=${NAME}`,
       });
       for (const item of list.items) {
-        if (item.metadata?.ownerReferences?.some((r) => r.uid === platform.metadata.uid && r.controller))
-          have.push(`${kind.kind}/${item.metadata.name}`);
+        const owned = item.metadata?.ownerReferences?.some(
+          (r) => r.uid === platform.metadata.uid && r.controller,
+        );
+        // Generated Secrets are retained by default: labelled as the platform's, owned by nobody.
+        const retained =
+          kind.kind === "Secret" &&
+          item.metadata?.labels?.[GENERATED_SECRET_LABEL] === "true" &&
+          !item.metadata.ownerReferences?.length;
+        if (owned || retained) have.push(`${kind.kind}/${item.metadata?.name}`);
       }
     }
     expect(have.sort()).toEqual(want);

@@ -50,7 +50,8 @@ describe("renderFile and formatObjects", () => {
     const text = production.replace(/^\s+namespace: onto-system\n/m, "").replace(/^\s+uid: .*\n/m, "");
     const objects = renderFile(text, { namespace: "team-a", apiVersions: [] });
     expect(objects[0]?.metadata.namespace).toBe("team-a");
-    expect(objects[0]?.metadata.ownerReferences[0]?.uid).toBe(UID_PLACEHOLDER);
+    const owned = objects.find((o) => o.metadata.ownerReferences);
+    expect(owned?.metadata.ownerReferences?.[0]?.uid).toBe(UID_PLACEHOLDER);
   });
 
   it("emits a kubectl-style List as JSON", () => {

@@ -119,7 +119,7 @@ describe("the seed's production platform", () => {
     );
   });
 
-  it("puts the common labels and a controlling owner reference on every object", () => {
+  it("puts the common labels and a controlling owner reference on every object but retained Secrets", () => {
     for (const o of objects) {
       expect(o.metadata.labels).toMatchObject({
         "app.kubernetes.io/instance": "onto-production",
@@ -129,6 +129,8 @@ describe("the seed's production platform", () => {
       });
       expect(o.metadata.labels["app.kubernetes.io/name"]).toMatch(/^[a-z][-a-z]*$/);
       expect(o.metadata.labels["app.kubernetes.io/component"]).toMatch(/^[a-z][-a-z]*$/);
+      // Generated Secrets are retained by default: no owner, so they outlive the platform.
+      if (o.metadata.labels[GENERATED_SECRET_LABEL]) continue;
       expect(o.metadata.ownerReferences).toEqual([
         {
           apiVersion: "onto.paas/v1alpha1",
@@ -313,7 +315,10 @@ describe("the seed's production platform", () => {
     const scripts = get(objects, "ConfigMap", "postgres-config").data as Record<string, string>;
     expect(scripts["entrypoint.sh"]).toContain("pg_basebackup");
     expect(scripts["entrypoint.sh"]).toContain("postgres-0.postgres-headless.onto-system.svc");
-    expect(scripts["init-replication.sh"]).toContain("REPLICATION");
+    // Behaviour of the scripts is proven with the real server (test/programs/postgres.test.ts).
+    expect(scripts["entrypoint.sh"]).not.toContain("docker-entrypoint");
+    expect(scripts["entrypoint.sh"]).toContain("max_slot_wal_keep_size=25600MB"); // a quarter of 100Gi
+    expect(scripts["ready.sh"]).toContain("pg_stat_wal_receiver");
     const claims = spec(get(objects, "StatefulSet", "postgres")).volumeClaimTemplates as { spec: unknown }[];
     expect(claims).toHaveLength(1);
     expect(claims[0]?.spec).toMatchObject({
@@ -328,7 +333,10 @@ describe("the seed's production platform", () => {
     const start = (get(objects, "ConfigMap", "redis-config").data as Record<string, string>)[
       "start-sentinel.sh"
     ];
-    expect(start).toMatch(/sentinel monitor onto-primary "\$primary" 6379 2/);
+    // Quorum 2 of 3; how a cold restart finds the last primary is proven with the real servers
+    // (test/programs/redis.test.ts).
+    expect(start).toMatch(/sentinel monitor onto-primary \$primary 6379 2/);
+    expect(start).toContain("/data/sentinel/sentinel.conf");
     const standalone = render(PRODUCTION, (s) => {
       s.infrastructure!.redis = { replicas: 1, mode: "standalone" };
     });
@@ -471,6 +479,55 @@ describe("switches in the spec", () => {
         expect.objectContaining({ key: "dedicated", value: "platform" }),
       );
     }
+  });
+
+  it("places a component on its own node pool, merged over the platform's, Jobs included", () => {
+    const real = {
+      key: "onto.paas/node-kind",
+      operator: "Equal",
+      value: "real",
+      effect: "NoSchedule",
+    } as const;
+    const objs = render(PRODUCTION, (s) => {
+      s.global!.nodePool = {
+        nodeSelector: { "node-pool": "platform", zone: "a" },
+        tolerations: [{ key: "dedicated", operator: "Equal", value: "platform", effect: "NoSchedule" }],
+      };
+      s.infrastructure!.postgres!.nodePool = {
+        nodeSelector: { "node-pool": "databases" },
+        tolerations: [real],
+      };
+      s.infrastructure!.minio!.nodePool = {
+        nodeSelector: { "onto.paas/node-kind": "real" },
+        tolerations: [real],
+      };
+    });
+    const postgres = template(get(objs, "StatefulSet", "postgres")).spec;
+    // Its key replaces the platform's value, the platform's other keys stay; tolerations add up.
+    expect(postgres.nodeSelector).toEqual({ "node-pool": "databases", zone: "a" });
+    expect(postgres.tolerations).toEqual([
+      { key: "dedicated", operator: "Equal", value: "platform", effect: "NoSchedule" },
+      real,
+    ]);
+    const bucketJob = objs.find((o) => o.kind === "Job" && o.metadata.name.startsWith("minio-buckets"));
+    expect(bucketJob && template(bucketJob).spec.nodeSelector).toEqual({
+      "node-pool": "platform",
+      zone: "a",
+      "onto.paas/node-kind": "real",
+    });
+    // Everyone else keeps the platform's pool.
+    const redis = template(get(objs, "StatefulSet", "redis")).spec;
+    expect(redis.nodeSelector).toEqual({ "node-pool": "platform", zone: "a" });
+    expect(redis.tolerations).toHaveLength(1);
+  });
+
+  it("keeps the GPU toleration beside a component's own pool", () => {
+    const objs = render(PRODUCTION, (s) => {
+      s.intelligencePlane!.reasoningService!.nodePool = { nodeSelector: { "gpu-pool": "a100" } };
+    });
+    const pod = template(get(objs, "Deployment", "reasoning-service")).spec;
+    expect(pod.nodeSelector).toEqual({ "gpu-pool": "a100" });
+    expect(pod.tolerations?.map((t) => t.key)).toContain("nvidia.com/gpu");
   });
 
   it("Nessie keeps its store on its volume with one replica and in PostgreSQL with more", () => {
@@ -647,5 +704,82 @@ describe("retention of data volumes", () => {
       render(PRODUCTION, (spec) => (spec.retentionPolicy = { persistentVolumeClaims: "Delete" })),
     );
     expect(new Set(found)).toEqual(new Set(["Delete"]));
+  });
+});
+
+describe("retention of generated Secrets", () => {
+  const generated = (objects: RenderedObject[]): RenderedObject[] =>
+    objects.filter((o) => o.kind === "Secret" && o.metadata.labels[GENERATED_SECRET_LABEL] === "true");
+
+  it("renders them without an owner reference under Retain (the default), so deleting the platform keeps them", () => {
+    const secrets = generated(render(PRODUCTION));
+    expect(secrets.map((s) => s.metadata.name).sort()).toEqual([
+      "kafka-cluster",
+      "minio-credentials",
+      "postgres-credentials",
+      "redis-credentials",
+    ]);
+    for (const s of secrets) expect(s.metadata.ownerReferences).toBeUndefined();
+  });
+
+  it("owns them under Delete, so the garbage collector removes them with the platform", () => {
+    const secrets = generated(render(PRODUCTION, (spec) => (spec.retentionPolicy = { secrets: "Delete" })));
+    expect(secrets.length).toBe(4);
+    for (const s of secrets)
+      expect(s.metadata.ownerReferences).toEqual([expect.objectContaining({ uid: PRODUCTION.metadata.uid })]);
+  });
+});
+
+describe("settings each program reads the way its version reads them", () => {
+  const envOf = (objects: RenderedObject[], kind: string, name: string): Record<string, string> => {
+    const env = template(get(objects, kind, name)).spec.containers[0]?.env ?? [];
+    return Object.fromEntries(
+      env.map((e) => [
+        e.name,
+        e.value ?? `${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}`,
+      ]),
+    );
+  };
+
+  it("gives Nessie before 0.96 its S3 credentials as access-key.name and .secret (platform 1.5.0: 0.95.0)", () => {
+    const env = envOf(render(PRODUCTION), "StatefulSet", "nessie");
+    expect(env).toMatchObject({
+      NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_NAME: "minio-credentials/root-user",
+      NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_SECRET: "minio-credentials/root-password",
+    });
+    expect(Object.values(env).some((v) => v.startsWith("urn:nessie-secret"))).toBe(false);
+  });
+
+  it("gives Nessie 0.96 and later a urn:nessie-secret reference and the named secret (platform 1.6.0: 0.99.0)", () => {
+    const env = envOf(
+      render(PRODUCTION, (s) => (s.version = "1.6.0")),
+      "StatefulSet",
+      "nessie",
+    );
+    expect(env).toMatchObject({
+      NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY:
+        "urn:nessie-secret:quarkus:nessie.catalog.secrets.minio",
+      NESSIE_CATALOG_SECRETS_MINIO_NAME: "minio-credentials/root-user",
+      NESSIE_CATALOG_SECRETS_MINIO_SECRET: "minio-credentials/root-password",
+    });
+    expect(env).not.toHaveProperty("NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ACCESS_KEY_NAME");
+  });
+
+  it("sends Nessie's traces over OTLP to the Jaeger collector's OTLP port (Quarkus reads no Jaeger endpoint)", () => {
+    const config = get(render(PRODUCTION), "ConfigMap", "nessie-config").data as Record<string, string>;
+    expect(config.QUARKUS_OTEL_SDK_DISABLED).toBe("false");
+    expect(config.QUARKUS_OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).toBe("http://jaeger:4317");
+    expect(config).not.toHaveProperty("JAEGER_ENDPOINT");
+    const service = get(render(PRODUCTION), "ConfigMap", "ontology-service-config").data as Record<
+      string,
+      string
+    >;
+    expect(service.OTEL_EXPORTER_OTLP_ENDPOINT).toBe("http://jaeger:4317");
+  });
+
+  it("sizes Kafka's heap at half its memory limit, also after the healer raised it", () => {
+    expect(envOf(render(PRODUCTION), "StatefulSet", "kafka").KAFKA_HEAP_OPTS).toBe("-Xms512m -Xmx512m");
+    const healed = render(PRODUCTION, undefined, { overrides: { kafka: { memoryLimit: "3Gi" } } });
+    expect(envOf(healed, "StatefulSet", "kafka").KAFKA_HEAP_OPTS).toBe("-Xms1536m -Xmx1536m");
   });
 });

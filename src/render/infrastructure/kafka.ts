@@ -4,7 +4,7 @@
 // storage of every node is formatted with it. A setup Job creates the spec's topics; a topic's
 // partitions may grow, never shrink (Kafka cannot remove partitions), so a smaller number in the
 // spec is reported in the Job's log and otherwise left alone.
-import { topicReplicationFactor } from "../../api/index.js";
+import { Quantity, topicReplicationFactor } from "../../api/index.js";
 import {
   componentSecret,
   helperResources,
@@ -12,6 +12,7 @@ import {
   ownerOf,
   workloadBase,
   type RenderContext,
+  placementFor,
 } from "../context.js";
 import { KAFKA, podHost } from "../endpoints.js";
 import { setupJob } from "../job.js";
@@ -44,6 +45,13 @@ function topicScript(ctx: RenderContext): string {
   ].join("\n");
 }
 
+/** JVM heap flags for a memory limit: half of it, as Xms and Xmx (the broker's page cache gets the rest). */
+export function heapOptions(memoryLimit: string | undefined): string {
+  const bytes = Quantity.parse(memoryLimit ?? "1Gi").toNumber();
+  const mib = Math.max(128, Math.floor(bytes / 2 / 2 ** 20));
+  return `-Xms${mib}m -Xmx${mib}m`;
+}
+
 export function renderKafka(ctx: RenderContext): ComponentObjects {
   const name = "kafka";
   const settings = ctx.spec.infrastructure.kafka;
@@ -59,6 +67,7 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
   const secret = componentSecret(ctx, name, KAFKA.secret, [{ key: KAFKA.clusterIdKey, length: 22 }]);
   const tcp = (port: string) => ({ tcpSocket: { port } });
   const base = workloadBase(ctx, name);
+  const resources = mainResources(ctx, name);
   const built = buildWorkload(
     {
       ...base,
@@ -112,8 +121,11 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
               { name: "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR", value: replication },
               { name: "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", value: replication },
               { name: "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", value: minInSync },
+              // The image's default -Xmx1G equals the default limit and leaves nothing for the
+              // page cache, threads and metaspace: the heap follows the limit (the healer's too).
+              { name: "KAFKA_HEAP_OPTS", value: heapOptions(resources.limits.memory) },
             ],
-            resources: mainResources(ctx, name),
+            resources,
             startupProbe: { ...tcp("kafka"), periodSeconds: 5, failureThreshold: 120 },
             readinessProbe: { ...tcp("kafka"), periodSeconds: 10, failureThreshold: 3 },
             livenessProbe: { ...tcp("controller"), periodSeconds: 20, failureThreshold: 6 },
@@ -122,7 +134,7 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
   const objects: RenderedObject[] = [secret, ...built.objects];
   if (settings.topics.length > 0) {
@@ -143,7 +155,7 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
             },
           ],
         },
-        ctx.placement,
+        placementFor(ctx, name),
       ),
     );
   }

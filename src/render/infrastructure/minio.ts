@@ -11,6 +11,7 @@ import {
   versionOf,
   workloadBase,
   type RenderContext,
+  placementFor,
 } from "../context.js";
 import { MINIO, podHost } from "../endpoints.js";
 import { setupJob } from "../job.js";
@@ -91,7 +92,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
 
   const buckets = settings.buckets.map((b) => b.name);
@@ -124,7 +125,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
           ],
           volumes: [{ name: "tmp", emptyDir: {} }],
         },
-        ctx.placement,
+        placementFor(ctx, name),
       ),
     );
   }

@@ -1,9 +1,14 @@
 // PostgreSQL: one StatefulSet whose ordinal 0 is the primary and whose other pods are streaming
 // standbys cloned with pg_basebackup. `postgres` (read-write) selects the primary pod only;
-// `postgres-ro` (read-only) selects every member, since any of them can serve reads and a
-// Service cannot select "all pods but one". Failover is not automatic: a standby is promoted
-// by hand (pg_ctl promote), as with any plain streaming-replication setup.
-import { componentSpec } from "../../api/index.js";
+// `postgres-ro` (read-only) selects every member that is Ready, and a standby is Ready only while
+// it streams from the primary. Failover is not automatic: a standby is promoted by hand
+// (pg_ctl promote), as with any plain streaming-replication setup.
+//
+// The scripts depend on the PostgreSQL binaries on PATH (initdb, pg_ctl, postgres, psql,
+// pg_basebackup, pg_isready) and the env set below, nothing of an image's own
+// entrypoint, so the same render runs the official `postgres` image and one built from Debian's
+// packages. docs/operations/postgres.md describes what they do and why.
+import { Quantity, componentSpec } from "../../api/index.js";
 import {
   componentSecret,
   info,
@@ -11,6 +16,7 @@ import {
   ownerOf,
   workloadBase,
   type RenderContext,
+  placementFor,
 } from "../context.js";
 import { POSTGRES, podHost } from "../endpoints.js";
 import { objectMeta, selectorLabels } from "../meta.js";
@@ -20,69 +26,142 @@ import { buildWorkload, configMapName, type ComponentObjects } from "../workload
 
 const DATA_DIR = "/var/lib/postgresql/data";
 const PGDATA = `${DATA_DIR}/pgdata`; // a subdirectory: the volume root may hold lost+found
-const POSTGRES_UID = 999; // the postgres user of the official image
+const SOCKET_DIR = "/var/run/postgresql";
+const SCRIPTS_DIR = "/opt/onto";
+const POSTGRES_UID = 999; // the postgres user of the official image (and of ours)
 
-// Server settings for streaming replication, passed as -c flags so the image's defaults stay.
-const SERVER_FLAGS = [
-  "-c wal_level=replica",
-  "-c max_wal_senders=10",
-  "-c max_replication_slots=10",
-  "-c wal_keep_size=1GB",
-  "-c hot_standby=on",
-  "-c password_encryption=scram-sha-256",
-].join(" ");
+/**
+ * WAL a standby's replication slot may hold back on the primary: a quarter of the volume, at least
+ * 1 GiB. A standby gone for longer loses its slot (and is re-cloned when it starts again) instead
+ * of filling the primary's disk.
+ */
+export function slotWalLimit(storage: string): string {
+  const quarterMiB = Math.floor(Quantity.parse(storage).toNumber() / 4 / 2 ** 20);
+  return `${Math.max(1024, quarterMiB)}MB`;
+}
 
-function entrypoint(primaryHost: string): string {
+// Server settings, passed as -c flags (a bash array) so they hold whatever postgresql.conf the
+// data directory has.
+function serverFlags(slotLimit: string): string {
+  return [
+    "listen_addresses=*",
+    `unix_socket_directories=${SOCKET_DIR}`,
+    "wal_level=replica",
+    "max_wal_senders=10",
+    "max_replication_slots=10",
+    "wal_keep_size=1GB",
+    `max_slot_wal_keep_size=${slotLimit}`,
+    "hot_standby=on",
+    "password_encryption=scram-sha-256",
+  ]
+    .map((flag) => `-c '${flag}'`)
+    .join(" ");
+}
+
+function entrypoint(primaryHost: string, slotLimit: string): string {
+  const primary = `-h ${primaryHost} -p ${POSTGRES.port}`;
+  const databases = [POSTGRES.database, ...POSTGRES.extraDatabases]
+    .map((db) => `CREATE DATABASE ${db} OWNER ${POSTGRES.user};`)
+    .join("\n");
   return `#!/bin/bash
-# Ordinal 0 runs the primary through the image's entrypoint (first start: initdb + init scripts);
-# every other ordinal starts as a standby cloned from the primary.
+# Starts one member: ordinal 0 the primary (initialising it on first start), every other ordinal a
+# standby streaming from it through a replication slot of its own.
 set -euo pipefail
 ordinal="\${HOSTNAME##*-}"
+root="$(dirname "$PGDATA")"
+flags=(${serverFlags(slotLimit)})
+slot="standby_\${ordinal}"
+export PGPASSWORD="$REPLICATION_PASSWORD"
+
+# The kubelet's fsGroup pass leaves the volume group-writable, and PostgreSQL refuses to start on
+# a data directory anyone but its owner may read.
+if [ -d "$PGDATA" ]; then chmod 0700 "$PGDATA"; fi
+
+wait_for_primary() {
+  until pg_isready -q ${primary}; do echo "waiting for the primary ${primaryHost}"; sleep 2; done
+}
+
+# Initialises the primary in a directory beside PGDATA and renames it into place only when
+# complete, so a start interrupted half-way is simply done again.
+init_primary() {
+  local work="$root/pgdata.init"
+  rm -rf "$work"
+  if [ -e "$PGDATA" ]; then mv "$PGDATA" "$root/pgdata.incomplete.$(date +%s)"; fi
+  initdb -D "$work" --username="$POSTGRES_USER" --pwfile=<(printf '%s\\n' "$POSTGRES_PASSWORD") \\
+    --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8
+  printf 'host all all all scram-sha-256\\nhost replication replicator all scram-sha-256\\n' >> "$work/pg_hba.conf"
+  pg_ctl -D "$work" -w -o "-c listen_addresses= -c unix_socket_directories=${SOCKET_DIR}" start
+  psql -v ON_ERROR_STOP=1 -h ${SOCKET_DIR} -U "$POSTGRES_USER" -d postgres <<'SQL'
+\\getenv pw REPLICATION_PASSWORD
+CREATE ROLE replicator WITH REPLICATION LOGIN PASSWORD :'pw';
+${databases}
+SQL
+  pg_ctl -D "$work" -m fast -w stop
+  mv "$work" "$PGDATA"
+}
+
 if [ "$ordinal" = "0" ]; then
-  exec docker-entrypoint.sh postgres ${SERVER_FLAGS}
+  if [ ! -s "$PGDATA/PG_VERSION" ]; then init_primary; fi
+  exec postgres -D "$PGDATA" "\${flags[@]}"
 fi
-if [ ! -s "$PGDATA/PG_VERSION" ]; then
-  until pg_isready -q -h ${primaryHost} -p ${POSTGRES.port}; do
-    echo "waiting for the primary ${primaryHost}"; sleep 2
-  done
-  rm -rf "$PGDATA"/* 2>/dev/null || true
-  PGPASSWORD="$REPLICATION_PASSWORD" pg_basebackup -h ${primaryHost} -p ${POSTGRES.port} \\
-    -U replicator -D "$PGDATA" -X stream -R --checkpoint=fast
-  chmod 0700 "$PGDATA"
+
+# A standby. Its slot on the primary keeps the WAL it has not received yet, so a standby that was
+# down for a while catches up instead of looping on "requested WAL segment has already been
+# removed"; a slot the primary gave up on (max_slot_wal_keep_size) means cloning again.
+wait_for_primary
+# The slot reserves WAL from the moment it is made, so a clone taken through it misses nothing.
+create_slot() {
+  psql ${primary} -U replicator -d postgres -v ON_ERROR_STOP=1 -tAc \\
+    "SELECT pg_create_physical_replication_slot('$slot', true) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = '$slot')" >/dev/null
+}
+create_slot
+status="$(psql ${primary} -U replicator -d postgres -tAc "SELECT wal_status FROM pg_replication_slots WHERE slot_name = '$slot'")"
+if [ ! -s "$PGDATA/PG_VERSION" ] || [ "$status" = "lost" ]; then
+  if [ "$status" = "lost" ]; then
+    echo "the primary removed WAL this standby still needed: cloning again"
+    psql ${primary} -U replicator -d postgres -c "SELECT pg_drop_replication_slot('$slot')"
+    create_slot
+  fi
+  # Cloned beside PGDATA and renamed into place when complete: a clone killed half-way leaves only
+  # the scratch directory, removed on the next start.
+  work="$root/pgdata.clone"
+  rm -rf "$work"
+  pg_basebackup ${primary} -U replicator -D "$work" -X stream -S "$slot" -R --checkpoint=fast
+  chmod 0700 "$work"
+  rm -rf "$PGDATA"
+  mv "$work" "$PGDATA"
 fi
-exec postgres ${SERVER_FLAGS}
+exec postgres -D "$PGDATA" "\${flags[@]}" -c primary_slot_name="$slot"
 `;
 }
 
-function initScript(): string {
-  const databases = POSTGRES.extraDatabases
-    .map((db) => `CREATE DATABASE ${db} OWNER ${POSTGRES.user};`)
-    .join("\n  ");
-  return `#!/bin/bash
-# Runs once, on the primary's first start: the replication role, the platform's databases,
-# and a pg_hba rule letting standbys stream.
-set -euo pipefail
-psql -v ON_ERROR_STOP=1 -v pw="$REPLICATION_PASSWORD" --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" <<'SQL'
-  CREATE ROLE replicator WITH REPLICATION LOGIN PASSWORD :'pw';
-  ${databases}
-SQL
-echo "host replication replicator all scram-sha-256" >> "$PGDATA/pg_hba.conf"
+// Ready: the primary accepts connections; a standby also streams from the primary right now
+// (pg_stat_wal_receiver), so one that cannot follow leaves postgres-ro instead of serving ever
+// older data.
+const READY_SCRIPT = `#!/bin/sh
+ok="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h 127.0.0.1 -p ${POSTGRES.port} -U "$POSTGRES_USER" -d "$POSTGRES_DB" -tAc \\
+  "SELECT NOT pg_is_in_recovery() OR EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')")"
+[ "$ok" = "t" ]
 `;
-}
 
 export function renderPostgres(ctx: RenderContext): ComponentObjects {
   const name = "postgres";
   const settings = componentSpec(ctx.spec, info(name));
   const owner = ownerOf(ctx, name);
   const primaryHost = podHost(name, 0, ctx.platform.namespace);
-  const config = { "entrypoint.sh": entrypoint(primaryHost), "init-replication.sh": initScript() };
+  const storage = settings.storage ?? "20Gi";
+  const config = {
+    "entrypoint.sh": entrypoint(primaryHost, slotWalLimit(storage)),
+    "ready.sh": READY_SCRIPT,
+  };
   const secret = componentSecret(ctx, name, POSTGRES.secret, [
     { key: POSTGRES.passwordKey, length: 32 },
     { key: POSTGRES.replicationPasswordKey, length: 32 },
   ]);
-  const ready = {
+  const accepting = {
     exec: { command: ["pg_isready", "-q", "-h", "127.0.0.1", "-U", POSTGRES.user, "-d", POSTGRES.database] },
   };
+  const streaming = { exec: { command: ["sh", `${SCRIPTS_DIR}/ready.sh`] }, timeoutSeconds: 5 };
   const built = buildWorkload(
     {
       ...workloadBase(ctx, name),
@@ -90,7 +169,7 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
       // The read-write Service reaches the primary only.
       serviceSelector: { "statefulset.kubernetes.io/pod-name": `${name}-0` },
       config,
-      volumeClaims: [{ name: "data", storage: settings.storage ?? "20Gi" }],
+      volumeClaims: [{ name: "data", storage }],
       volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       pod: (image) => ({
         runAsUser: POSTGRES_UID,
@@ -100,7 +179,7 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
           {
             name,
             image,
-            command: ["bash", "/opt/onto/entrypoint.sh"],
+            command: ["bash", `${SCRIPTS_DIR}/entrypoint.sh`],
             ports: [{ name: "postgres", containerPort: POSTGRES.port }],
             env: [
               { name: "PGDATA", value: PGDATA },
@@ -110,19 +189,14 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
               secretEnv("REPLICATION_PASSWORD", POSTGRES.secret, POSTGRES.replicationPasswordKey),
             ],
             resources: mainResources(ctx, name),
-            startupProbe: { ...ready, periodSeconds: 5, failureThreshold: 120 },
-            readinessProbe: { ...ready, periodSeconds: 10, failureThreshold: 3 },
-            livenessProbe: { ...ready, periodSeconds: 20, timeoutSeconds: 5, failureThreshold: 6 },
+            // A standby clones the whole database before it accepts a connection: up to an hour.
+            startupProbe: { ...accepting, periodSeconds: 5, failureThreshold: 720 },
+            readinessProbe: { ...streaming, periodSeconds: 10, failureThreshold: 3 },
+            livenessProbe: { ...accepting, periodSeconds: 20, timeoutSeconds: 5, failureThreshold: 6 },
             volumeMounts: [
               { name: "data", mountPath: DATA_DIR },
-              { name: "scripts", mountPath: "/opt/onto", readOnly: true },
-              {
-                name: "scripts",
-                mountPath: "/docker-entrypoint-initdb.d/init-replication.sh",
-                subPath: "init-replication.sh",
-                readOnly: true,
-              },
-              { name: "run", mountPath: "/var/run/postgresql" },
+              { name: "scripts", mountPath: SCRIPTS_DIR, readOnly: true },
+              { name: "run", mountPath: SOCKET_DIR },
             ],
           },
         ],
@@ -132,7 +206,7 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
         ],
       }),
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
   const readOnly: RenderedObject = {
     apiVersion: "v1",

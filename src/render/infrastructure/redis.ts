@@ -1,7 +1,22 @@
 // Redis: standalone (one pod) or Sentinel mode, where each pod runs a Redis server and a
-// Sentinel. Ordinal 0 starts as the primary; a pod (re)starting asks the Sentinels who the
-// primary is first, so a restarted former primary rejoins as a replica instead of splitting the
-// data. Clients in Sentinel mode ask `redis:26379` for the primary named REDIS.masterName.
+// Sentinel. Clients in Sentinel mode ask `redis:26379` for the primary named REDIS.masterName.
+//
+// Who is primary when a pod starts: the most recent primary anyone knows. Each Sentinel keeps its
+// state (monitored primary, config epoch) on the pod's volume, so it survives the pod; a starting
+// pod asks every peer's Sentinel directly (through the headless Service: in a cold restart no pod
+// is Ready, so the `redis` Service has no endpoints) and reads its own saved state, and takes the
+// answer with the highest config epoch. Only when nobody knows anything (the very first start)
+// is ordinal 0 the primary. So a cold restart (every pod stopped, then started in order) brings
+// back the last primary with its data instead of letting ordinal 0 declare itself primary and
+// resync the others from its older copy.
+//
+// A replica starts with replica-priority 0, so a Sentinel never promotes it before it has synced
+// from the primary once (its data may be older than the primary's); it becomes eligible (100)
+// when its link to the primary is up.
+//
+// The scripts need redis-server, redis-cli, a POSIX shell, awk, getent and timeout on PATH, and
+// the env set below, so the official image and one built from Debian's packages run the same
+// render.
 import { componentSpec } from "../../api/index.js";
 import {
   componentSecret,
@@ -10,17 +25,24 @@ import {
   mainResources,
   workloadBase,
   type RenderContext,
+  placementFor,
 } from "../context.js";
 import { REDIS, podHost } from "../endpoints.js";
 import type { Container, EnvVar } from "../objects.js";
 import { secretEnv } from "../secrets.js";
 import { buildWorkload, configMapName, headlessServiceName, type ComponentObjects } from "../workload.js";
 
-const REDIS_UID = 999; // the redis user of the official image
+const REDIS_UID = 999; // the redis user of the official image (and of ours)
+const DATA_DIR = "/data";
+const SCRIPTS_DIR = "/opt/onto";
+/** Sentinel's own state, rewritten by Sentinel on every change; kept on the pod's volume. */
+const SENTINEL_STATE = `${DATA_DIR}/sentinel/sentinel.conf`;
+/** Present while the Sentinel waits for the primary's name to resolve (its liveness allows it). */
+const SENTINEL_WAITING = "/tmp/sentinel-waiting";
 
 const REDIS_CONF = `bind * -::*
 port ${REDIS.port}
-dir /data
+dir ${DATA_DIR}
 appendonly yes
 appendfsync everysec
 save 900 1
@@ -28,48 +50,80 @@ save 300 100
 protected-mode no
 `;
 
-/** Shell that sets $primary to the host the Sentinels report, or to ordinal 0's host. */
-function findPrimary(namespace: string): string {
-  return `primary="$(redis-cli -h ${REDIS.service} -p ${REDIS.sentinelPort} --raw sentinel get-master-addr-by-name ${REDIS.masterName} 2>/dev/null | head -n1 || true)"
-if [ -z "$primary" ]; then primary="${podHost("redis", 0, namespace)}"; fi`;
+/**
+ * Shell that sets $primary (and $epoch) to the most recent primary known: the peers' Sentinels
+ * that answer, and the Sentinel state saved on this pod's volume; ordinal 0 when nobody knows.
+ */
+function findPrimary(namespace: string, replicas: number): string {
+  const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
+  return `primary=""; epoch=-1
+consider() { # <epoch> <host>
+  if [ -n "$2" ] && [ "$1" -gt "$epoch" ] 2>/dev/null; then epoch="$1"; primary="$2"; fi
+}
+field() { awk -v key="$1" 'prev == key { print; exit } { prev = $0 }'; }
+for peer in ${peers}; do
+  answer="$(timeout 3 redis-cli -h "$peer" -p ${REDIS.sentinelPort} --raw sentinel master ${REDIS.masterName} 2>/dev/null || true)"
+  consider "$(printf '%s\\n' "$answer" | field config-epoch)" "$(printf '%s\\n' "$answer" | field ip)"
+done
+if [ -f ${SENTINEL_STATE} ]; then
+  consider "$(awk '$1 == "sentinel" && $2 == "config-epoch" && $3 == "${REDIS.masterName}" { print $4 }' ${SENTINEL_STATE})" \\
+    "$(awk '$1 == "sentinel" && $2 == "monitor" && $3 == "${REDIS.masterName}" { print $4 }' ${SENTINEL_STATE})"
+fi
+if [ -z "$primary" ]; then primary="${podHost("redis", 0, namespace)}"; epoch=0; fi
+echo "primary: $primary (config epoch $epoch)"`;
 }
 
-function startRedis(namespace: string, sentinel: boolean): string {
-  const me = `"$HOSTNAME.${headlessServiceName("redis")}.${namespace}.svc"`;
+function startRedis(namespace: string, replicas: number, sentinel: boolean): string {
   const replication = sentinel
-    ? `printf 'replica-announce-ip %s\\n' ${me} >> "$conf"
-${findPrimary(namespace)}
-if [ "$primary" != ${me} ]; then printf 'replicaof %s ${REDIS.port}\\n' "$primary" >> "$conf"; fi
+    ? `printf 'replica-announce-ip %s\\n' "$ANNOUNCE_HOST" >> "$conf"
+${findPrimary(namespace, replicas)}
+if [ "$primary" != "$ANNOUNCE_HOST" ]; then
+  printf 'replicaof %s ${REDIS.port}\\nreplica-priority 0\\n' "$primary" >> "$conf"
+  # Eligible for promotion once it holds the primary's data.
+  (
+    until redis-cli -h 127.0.0.1 -p ${REDIS.port} info replication 2>/dev/null | grep -q '^master_link_status:up'; do sleep 1; done
+    redis-cli -h 127.0.0.1 -p ${REDIS.port} config set replica-priority 100 >/dev/null
+  ) &
+fi
 `
     : "";
   return `#!/bin/sh
 set -eu
 conf=/tmp/redis.conf
-cp /opt/onto/redis.conf "$conf"
+cp ${SCRIPTS_DIR}/redis.conf "$conf"
 printf 'requirepass "%s"\\nmasterauth "%s"\\n' "$REDIS_PASSWORD" "$REDIS_PASSWORD" >> "$conf"
 ${replication}exec redis-server "$conf"
 `;
 }
 
-function startSentinel(namespace: string, quorum: number): string {
-  const me = `"$HOSTNAME.${headlessServiceName("redis")}.${namespace}.svc"`;
+function startSentinel(namespace: string, replicas: number, quorum: number): string {
   const lines = [
+    "bind * -::*",
     `port ${REDIS.sentinelPort}`,
     "sentinel resolve-hostnames yes",
     "sentinel announce-hostnames yes",
-    `sentinel announce-ip ${me}`,
-    `sentinel monitor ${REDIS.masterName} "$primary" ${REDIS.port} ${quorum}`,
-    `sentinel auth-pass ${REDIS.masterName} "$REDIS_PASSWORD"`,
+    "sentinel announce-ip $ANNOUNCE_HOST",
+    `sentinel monitor ${REDIS.masterName} $primary ${REDIS.port} ${quorum}`,
+    `sentinel config-epoch ${REDIS.masterName} $epoch`,
+    // Generated passwords are letters and digits: no quoting needed in the file.
+    `sentinel auth-pass ${REDIS.masterName} $REDIS_PASSWORD`,
     `sentinel down-after-milliseconds ${REDIS.masterName} 5000`,
     `sentinel failover-timeout ${REDIS.masterName} 60000`,
     `sentinel parallel-syncs ${REDIS.masterName} 1`,
   ];
   return `#!/bin/sh
 set -eu
-${findPrimary(namespace)}
-: > /tmp/sentinel.conf
-${lines.map((l) => `echo ${l} >> /tmp/sentinel.conf`).join("\n")}
-exec redis-server /tmp/sentinel.conf --sentinel
+touch ${SENTINEL_WAITING}
+${findPrimary(namespace, replicas)}
+# Sentinel refuses to start on a primary name that does not resolve yet (its pod not created).
+until getent ahosts "$primary" >/dev/null; do echo "waiting for $primary to resolve"; sleep 1; done
+mkdir -p "$(dirname ${SENTINEL_STATE})"
+state=${SENTINEL_STATE}.new
+: > "$state"
+${lines.map((l) => `echo "${l}" >> "$state"`).join("\n")}
+mv "$state" ${SENTINEL_STATE}
+rm -f ${SENTINEL_WAITING}
+exec redis-server ${SENTINEL_STATE} --sentinel
 `;
 }
 
@@ -81,18 +135,31 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
   const quorum = Math.floor(settings.replicas / 2) + 1;
   const config: Record<string, string> = {
     "redis.conf": REDIS_CONF,
-    "start-redis.sh": startRedis(namespace, sentinel),
-    ...(sentinel ? { "start-sentinel.sh": startSentinel(namespace, quorum) } : {}),
+    "start-redis.sh": startRedis(namespace, settings.replicas, sentinel),
+    ...(sentinel ? { "start-sentinel.sh": startSentinel(namespace, settings.replicas, quorum) } : {}),
   };
   const secret = componentSecret(ctx, name, REDIS.secret, [{ key: REDIS.passwordKey, length: 32 }]);
   // redis-cli reads REDISCLI_AUTH, so probes never put the password on a command line.
   const env: EnvVar[] = [
     secretEnv("REDIS_PASSWORD", REDIS.secret, REDIS.passwordKey),
     secretEnv("REDISCLI_AUTH", REDIS.secret, REDIS.passwordKey),
+    { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+    // The name peers and clients reach this pod by (stable across restarts, unlike its IP).
+    { name: "ANNOUNCE_HOST", value: `$(POD_NAME).${headlessServiceName(name)}.${namespace}.svc` },
   ];
   const ping = (port: number) => ({
     exec: { command: ["sh", "-c", `redis-cli -h 127.0.0.1 -p ${port} ping | grep -q PONG`] },
   });
+  // While it waits for the primary's name to resolve the Sentinel is not listening yet.
+  const sentinelAlive = {
+    exec: {
+      command: [
+        "sh",
+        "-c",
+        `[ -e ${SENTINEL_WAITING} ] || redis-cli -h 127.0.0.1 -p ${REDIS.sentinelPort} ping | grep -q PONG`,
+      ],
+    },
+  };
   const built = buildWorkload(
     {
       ...workloadBase(ctx, name),
@@ -104,36 +171,35 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
       volumeClaims: [{ name: "data", storage: componentSpec(ctx.spec, info(name)).storage ?? "5Gi" }],
       volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       pod: (image) => {
-        const scripts = { name: "scripts", mountPath: "/opt/onto", readOnly: true };
+        const scripts = { name: "scripts", mountPath: SCRIPTS_DIR, readOnly: true };
+        const data = { name: "data", mountPath: DATA_DIR };
         const containers: Container[] = [
           {
             name,
             image,
-            command: ["sh", "/opt/onto/start-redis.sh"],
+            command: ["sh", `${SCRIPTS_DIR}/start-redis.sh`],
             ports: [{ name: "redis", containerPort: REDIS.port }],
             env,
             resources: mainResources(ctx, name),
+            // Loading a large dataset answers LOADING to PING: up to 10 minutes before liveness counts.
+            startupProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 120 },
             readinessProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 3 },
             livenessProbe: { ...ping(REDIS.port), periodSeconds: 15, timeoutSeconds: 5, failureThreshold: 4 },
-            volumeMounts: [{ name: "data", mountPath: "/data" }, scripts],
+            volumeMounts: [data, scripts],
           },
         ];
         if (sentinel) {
           containers.push({
             name: "sentinel",
             image,
-            command: ["sh", "/opt/onto/start-sentinel.sh"],
+            command: ["sh", `${SCRIPTS_DIR}/start-sentinel.sh`],
             ports: [{ name: "sentinel", containerPort: REDIS.sentinelPort }],
             env,
             resources: helperResources("50m", "64Mi"),
-            readinessProbe: { ...ping(REDIS.sentinelPort), periodSeconds: 5, failureThreshold: 3 },
-            livenessProbe: {
-              ...ping(REDIS.sentinelPort),
-              periodSeconds: 15,
-              timeoutSeconds: 5,
-              failureThreshold: 4,
-            },
-            volumeMounts: [scripts],
+            // No readiness probe: in a cold restart ordinal 0's Sentinel may wait for a later pod
+            // (the last primary) to exist, and pods after 0 start only once 0 is Ready.
+            livenessProbe: { ...sentinelAlive, periodSeconds: 15, timeoutSeconds: 5, failureThreshold: 4 },
+            volumeMounts: [data, scripts],
           });
         }
         return {
@@ -144,7 +210,7 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
         };
       },
     },
-    ctx.placement,
+    placementFor(ctx, name),
   );
   return { objects: [secret, ...built.objects], workload: built.workload };
 }

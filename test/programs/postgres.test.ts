@@ -1,0 +1,187 @@
+// The rendered Postgres StatefulSet run with Debian's PostgreSQL 15 as processes on loopback (one
+// address per pod): the scripts need only the binaries and the env the pod sets, and they survive
+// what a kubelet and a real cluster do to them (fsGroup passes, standbys down for a while, clones
+// killed half-way). The real-node suite proves the same in pods.
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveSpec } from "../../src/api/index.js";
+import { releaseFor } from "../../src/release/index.js";
+import { renderPlatform, type RenderedObject } from "../../src/render/index.js";
+import { PodProcess, systemUser, until } from "./pod-process.js";
+
+const NS = "onto-programs";
+const BIN = "/usr/lib/postgresql/15/bin";
+const ip = (ordinal: number): string => `127.0.2.${10 + ordinal}`;
+let root = "";
+let objects: RenderedObject[] = [];
+const members: PodProcess[] = [];
+
+function renderObjects(): RenderedObject[] {
+  const spec = resolveSpec({ version: "1.5.0", infrastructure: { postgres: { replicas: 3 } } });
+  return renderPlatform({
+    platform: { name: "onto-programs", namespace: NS, uid: "00000000-0000-0000-0000-000000000001" },
+    spec,
+    release: releaseFor(spec.version),
+    capabilities: { serviceMonitor: false, verticalPodAutoscaler: false },
+    generateSecret: ({ key, length }) => `${key}-secret-value-0123456789abcdefghij`.slice(0, length),
+  });
+}
+
+function member(ordinal: number): PodProcess {
+  return new PodProcess({
+    objects,
+    workload: "postgres",
+    container: "postgres",
+    ordinal,
+    dir: join(root, `postgres-${ordinal}`),
+    user: systemUser("postgres"),
+    binPath: BIN,
+    translations: [
+      [`postgres-0.postgres-headless.${NS}.svc`, ip(0)],
+      ["listen_addresses=*", `listen_addresses=${ip(ordinal)}`],
+      ["127.0.0.1", ip(ordinal)],
+      // The harness cannot write a gigabyte of WAL quickly: with no WAL kept for standbys beyond
+      // what their slots hold, a standby that is down sees its segments recycled at once.
+      ["wal_keep_size=1GB", "wal_keep_size=0"],
+    ],
+  });
+}
+
+/** Runs SQL as the platform's user on `host` (a member's address); returns the trimmed output. */
+function sql(through: PodProcess, host: string, query: string): string {
+  return through
+    .exec([
+      "sh",
+      "-c",
+      'PGPASSWORD="$POSTGRES_PASSWORD" psql -v ON_ERROR_STOP=1 -h "$1" -U "$POSTGRES_USER" -d "$POSTGRES_DB" -tAc "$2"',
+      "sql",
+      host,
+      query,
+    ])
+    .trim();
+}
+
+const m = (ordinal: number): PodProcess => {
+  const found = members[ordinal];
+  if (!found) throw new Error(`no member ${ordinal}`);
+  return found;
+};
+const ready = (p: PodProcess): boolean => p.running && p.probe("readinessProbe");
+const waitReady = (p: PodProcess, timeoutMs = 60_000): Promise<void> =>
+  until(`${p.podName} Ready`, () => ready(p), timeoutMs, members);
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "onto-postgres-"));
+  chmodSync(root, 0o755);
+  objects = renderObjects();
+  for (const ordinal of [0, 1, 2]) members.push(member(ordinal));
+  m(0).start();
+  await waitReady(m(0));
+  m(1).start();
+  m(2).start();
+  await waitReady(m(1), 90_000);
+  await waitReady(m(2), 90_000);
+}, 240_000);
+
+afterAll(async () => {
+  await Promise.all(members.map((p) => p.stop(10_000)));
+  if (root && !process.env.ONTO_KEEP_PROGRAMS) rmSync(root, { recursive: true, force: true });
+});
+
+describe("Postgres rendered for a pod, run with the real server", () => {
+  it("initialises the primary itself (no image entrypoint) and streams to each standby through its own slot", async () => {
+    expect(
+      sql(m(0), ip(0), "SELECT datname FROM pg_database WHERE datname IN ('onto', 'nessie') ORDER BY 1"),
+    ).toBe("nessie\nonto");
+    expect(sql(m(0), ip(0), "SELECT slot_name || ' ' || active FROM pg_replication_slots ORDER BY 1")).toBe(
+      "standby_1 true\nstandby_2 true",
+    );
+    sql(
+      m(0),
+      ip(0),
+      "CREATE TABLE notes (id int PRIMARY KEY, body text); INSERT INTO notes VALUES (1, 'first')",
+    );
+    for (const standby of [m(1), m(2)]) {
+      await until(
+        `row 1 on ${standby.podName}`,
+        () => sql(standby, ip(members.indexOf(standby)), "SELECT count(*) FROM notes WHERE id = 1") === "1",
+        30_000,
+        members,
+      );
+    }
+  });
+
+  it("restarts a standby after the kubelet's fsGroup pass made its volume group-writable", async () => {
+    await m(1).stop();
+    m(1).fsGroupPass("data");
+    m(1).start();
+    await waitReady(m(1));
+    sql(m(0), ip(0), "INSERT INTO notes VALUES (2, 'after the fsGroup pass')");
+    await until(
+      "row 2 on postgres-1",
+      () => sql(m(1), ip(1), "SELECT count(*) FROM notes WHERE id = 2") === "1",
+      30_000,
+      members,
+    );
+    expect(m(1).logTail(200)).not.toContain("invalid permissions");
+  });
+
+  it("catches up a standby that was down while the primary recycled its WAL (the slot kept it)", async () => {
+    await m(2).stop();
+    sql(m(0), ip(0), "INSERT INTO notes SELECT g, repeat('x', 200) FROM generate_series(100, 200099) g");
+    for (let i = 0; i < 3; i++) sql(m(0), ip(0), "SELECT pg_switch_wal(); CHECKPOINT");
+    expect(
+      sql(m(0), ip(0), "SELECT wal_status FROM pg_replication_slots WHERE slot_name = 'standby_2'"),
+    ).toMatch(/^(reserved|extended)$/);
+    m(2).start();
+    await waitReady(m(2));
+    await until(
+      "the rows on postgres-2",
+      () => sql(m(2), ip(2), "SELECT count(*) FROM notes") === "200002",
+      60_000,
+      members,
+    );
+    expect(m(2).logTail(200)).not.toContain("has already been removed");
+  });
+
+  it("keeps a standby that cannot stream out of Ready (postgres-ro), though it accepts connections", async () => {
+    await m(0).stop();
+    await until("postgres-1 not Ready without its primary", () => !ready(m(1)), 60_000, members);
+    expect(m(1).probe("livenessProbe")).toBe(true);
+    m(0).start();
+    await waitReady(m(0));
+    await waitReady(m(1));
+  });
+
+  it("recovers a standby whose clone was killed half-way", async () => {
+    // Enough data that the clone takes a few seconds.
+    sql(
+      m(0),
+      ip(0),
+      "CREATE TABLE bulk AS SELECT g AS id, repeat('y', 500) AS body FROM generate_series(1, 400000) g",
+    );
+    await m(2).stop();
+    rmSync(join(m(2).volume("data"), "pgdata"), { recursive: true, force: true });
+    m(2).start();
+    // Killed at the worst moment: the copy already holds PG_VERSION (it looks like a data
+    // directory) but not yet the manifest pg_basebackup writes last.
+    const copies = (file: string): string[] =>
+      readdirSync(m(2).volume("data"))
+        .map((d) => join(m(2).volume("data"), d, file))
+        .filter((f) => existsSync(f));
+    await until("a clone under way", () => copies("PG_VERSION").length > 0, 60_000, members, 10);
+    await m(2).kill();
+    expect(copies("backup_manifest")).toEqual([]);
+    m(2).start();
+    await waitReady(m(2));
+    sql(m(0), ip(0), "INSERT INTO notes VALUES (3, 'after the killed clone')");
+    await until(
+      "row 3 on postgres-2",
+      () => sql(m(2), ip(2), "SELECT count(*) FROM notes WHERE id = 3") === "1",
+      30_000,
+      members,
+    );
+  });
+});

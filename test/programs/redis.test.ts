@@ -1,0 +1,193 @@
+// The rendered Redis Sentinel StatefulSet run with Debian's redis-server and redis-sentinel 7.0 as
+// processes on loopback (one address per pod, the StatefulSet's order kept: a pod starts when the
+// one before it is Ready). Proves that the Sentinels agree, a failover keeps the data, and a cold
+// restart (every pod stopped, then started again) loses no write a replica acknowledged (WAIT).
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveSpec } from "../../src/api/index.js";
+import { releaseFor } from "../../src/release/index.js";
+import { renderPlatform, type RenderedObject } from "../../src/render/index.js";
+import { PodProcess, systemUser, until } from "./pod-process.js";
+
+const NS = "onto-programs";
+const ORDINALS = [0, 1, 2];
+const ip = (ordinal: number): string => `127.0.3.${10 + ordinal}`;
+const host = (ordinal: number): string => `redis-${ordinal}.redis-headless.${NS}.svc`;
+let root = "";
+let objects: RenderedObject[] = [];
+
+interface Pod {
+  ordinal: number;
+  redis: PodProcess;
+  sentinel: PodProcess;
+}
+const pods: Pod[] = [];
+const all = (): PodProcess[] => pods.flatMap((p) => [p.redis, p.sentinel]);
+
+function renderObjects(): RenderedObject[] {
+  const spec = resolveSpec({
+    version: "1.5.0",
+    infrastructure: { redis: { replicas: 3, mode: "sentinel" } },
+  });
+  return renderPlatform({
+    platform: { name: "onto-programs", namespace: NS, uid: "00000000-0000-0000-0000-000000000002" },
+    spec,
+    release: releaseFor(spec.version),
+    capabilities: { serviceMonitor: false, verticalPodAutoscaler: false },
+    generateSecret: ({ key, length }) => `${key}0123456789abcdefghijklmnopqrstuvwxyz`.slice(0, length),
+  });
+}
+
+function pod(ordinal: number): Pod {
+  const make = (container: string): PodProcess =>
+    new PodProcess({
+      objects,
+      workload: "redis",
+      container,
+      ordinal,
+      dir: join(root, `redis-${ordinal}`),
+      user: systemUser("redis"),
+      translations: [
+        ...ORDINALS.map((o): [string, string] => [host(o), ip(o)]),
+        ["bind * -::*", `bind ${ip(ordinal)}`],
+        ["127.0.0.1", ip(ordinal)],
+      ],
+    });
+  return { ordinal, redis: make("redis"), sentinel: make("sentinel") };
+}
+
+function cli(through: PodProcess, address: string, port: number, ...args: string[]): string {
+  return through.exec(["redis-cli", "-h", address, "-p", String(port), "--raw", ...args]).trim();
+}
+const redisCli = (o: number, ...args: string[]): string => cli(at(o).redis, ip(o), 6379, ...args);
+const sentinelCli = (o: number, ...args: string[]): string => cli(at(o).redis, ip(o), 26379, ...args);
+
+function at(ordinal: number): Pod {
+  const found = pods[ordinal];
+  if (!found) throw new Error(`no pod ${ordinal}`);
+  return found;
+}
+
+/** The ordinal every Sentinel names as primary, when they agree and it says it is one. */
+function agreedPrimary(): number | undefined {
+  const answers = ORDINALS.map(
+    (o) => sentinelCli(o, "sentinel", "get-master-addr-by-name", "onto-primary").split("\n")[0],
+  );
+  const first = answers[0];
+  if (!first || answers.some((a) => a !== first)) return undefined;
+  const ordinal = ORDINALS.find((o) => ip(o) === first);
+  if (ordinal === undefined) return undefined;
+  return redisCli(ordinal, "role").split("\n")[0] === "master" ? ordinal : undefined;
+}
+
+async function waitAgreed(what: string, accept: (o: number) => boolean = () => true): Promise<number> {
+  let found: number | undefined;
+  await until(
+    what,
+    () => {
+      found = agreedPrimary();
+      return found !== undefined && accept(found);
+    },
+    90_000,
+    all(),
+  );
+  return found as number;
+}
+
+/** Starts the pods in the StatefulSet's order: each once the one before it is Ready. */
+async function startInOrder(): Promise<void> {
+  for (const p of pods) {
+    p.redis.start();
+    p.sentinel.start();
+    await until(`redis-${p.ordinal} Ready`, () => p.redis.probe("readinessProbe"), 60_000, all());
+  }
+}
+
+/** Both replicas linked to the primary and acknowledging its writes (WAIT 2). */
+async function waitReplicasInSync(primary: number): Promise<void> {
+  await until(
+    "replicas in sync",
+    () => {
+      const info = redisCli(primary, "info", "replication");
+      const online = [...info.matchAll(/slave\d+:[^\n]*state=online/g)].length;
+      return online === 2 && redisCli(primary, "wait", "2", "1000") === "2";
+    },
+    60_000,
+    all(),
+  );
+}
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "onto-redis-"));
+  chmodSync(root, 0o755);
+  objects = renderObjects();
+  for (const o of ORDINALS) pods.push(pod(o));
+  await startInOrder();
+}, 240_000);
+
+afterAll(async () => {
+  await Promise.all(all().map((p) => p.stop(10_000)));
+  if (root && !process.env.ONTO_KEEP_PROGRAMS) rmSync(root, { recursive: true, force: true });
+});
+
+describe("Redis Sentinel rendered for a pod, run with the real servers", () => {
+  it("starts ordinal 0 as primary on first start and every Sentinel agrees", async () => {
+    expect(await waitAgreed("the Sentinels agreeing")).toBe(0);
+    await waitReplicasInSync(0);
+    expect(sentinelCli(0, "sentinel", "master", "onto-primary")).toMatch(/num-other-sentinels\n2/);
+    // Synced replicas become eligible for promotion, and every Sentinel sees it (its view of a
+    // replica is refreshed every 10 s).
+    await until(
+      "both replicas eligible in every Sentinel's view",
+      () =>
+        ORDINALS.every(
+          (o) =>
+            sentinelCli(o, "sentinel", "replicas", "onto-primary").match(/slave-priority\n100/g)?.length ===
+            2,
+        ),
+      60_000,
+      all(),
+    );
+  });
+
+  it("fails over when the primary dies, and the old primary rejoins as a replica", async () => {
+    redisCli(0, "set", "before-failover", "1");
+    expect(redisCli(0, "wait", "2", "5000")).toBe("2");
+    await at(0).redis.kill();
+    const promoted = await waitAgreed("a replica promoted", (o) => o !== 0);
+    expect(redisCli(promoted, "get", "before-failover")).toBe("1");
+    at(0).redis.start();
+    await until(
+      "redis-0 a replica again",
+      () => redisCli(0, "role").split("\n")[0] === "slave",
+      60_000,
+      all(),
+    );
+    await waitReplicasInSync(promoted);
+  });
+
+  it("loses no acknowledged write when every pod stops and starts again (cold restart)", async () => {
+    const primary = await waitAgreed("a primary before the restart");
+    expect(primary).not.toBe(0); // the case that lost writes: the last primary is not ordinal 0
+    await waitReplicasInSync(primary);
+    const acknowledged: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      redisCli(primary, "set", `key-${i}`, `value-${i}`);
+      if (Number(redisCli(primary, "wait", "1", "2000")) >= 1) acknowledged.push(`key-${i}`);
+    }
+    expect(acknowledged.length).toBe(50);
+
+    // Every pod deleted at once: SIGTERM to every container, as the kubelet does.
+    await Promise.all(all().map((p) => p.stop()));
+    await startInOrder();
+
+    const after = await waitAgreed("a primary after the cold restart");
+    expect(after).toBe(primary);
+    await waitReplicasInSync(after);
+    const lost = acknowledged.filter((k) => redisCli(after, "get", k) !== k.replace("key", "value"));
+    expect(lost).toEqual([]);
+    for (const o of ORDINALS) expect(redisCli(o, "dbsize")).toBe(redisCli(after, "dbsize"));
+  });
+});
