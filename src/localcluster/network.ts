@@ -6,18 +6,20 @@
 //
 // Addresses: every cluster with real nodes claims one index 0..255 (a file under
 // /run/onto-operator/net, so two state folders never pick the same one) and owns the /20
-// 10.240.0.0/12 + index*4096: its first /24 is the host bridge (host .1, node n .10+n), the
+// 10.192.0.0/12 + index*4096: its first /24 is the host bridge (host .1, node n .10+n), the
 // next ones are the pod ranges of nodes 1..15. Names (bridge, veths, namespaces, cgroups)
-// carry the index, so two clusters run side by side. The whole 10.240.0.0/12 and the service
+// carry the index, so two clusters run side by side. The whole 10.192.0.0/12 and the service
 // range get an `unreachable` route on the host while any such cluster exists: a packet to an
-// address of a cluster that is gone fails here instead of leaving by the default route.
+// address of a cluster that is gone fails here instead of leaving by the default route. Before
+// that, the host's resolvers and routes are checked not to be inside those ranges (this host's
+// resolver is at 10.255.255.53, for one), so the guard can never cut the host off.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 /** Every cluster's node and pod addresses are inside this range. */
-export const REAL_NODES_SUPERNET = "10.240.0.0/12";
+export const REAL_NODES_SUPERNET = "10.192.0.0/12";
 /** The Service range of every local cluster (the API server's --service-cluster-ip-range). */
 export const SERVICE_CIDR = "10.96.0.0/16";
 /** ClusterIP of the `kube-dns` Service (the kubelet's clusterDNS). */
@@ -54,7 +56,56 @@ export interface ClusterNetwork {
 }
 
 function octets(index: number, third: number): string {
-  return `10.${240 + Math.floor(index / 16)}.${(index % 16) * 16 + third}`;
+  return `10.${192 + Math.floor(index / 16)}.${(index % 16) * 16 + third}`;
+}
+
+function ipToNumber(ip: string): number {
+  return ip.split(".").reduce((acc, part) => acc * 256 + Number(part), 0);
+}
+
+/** True when the IPv4 ranges `a` and `b` (CIDR notation) overlap. */
+export function cidrsOverlap(a: string, b: string): boolean {
+  const range = (cidr: string): [number, number] => {
+    const [ip = "0.0.0.0", bits = "32"] = cidr.split("/");
+    const size = 2 ** (32 - Number(bits));
+    const start = Math.floor(ipToNumber(ip) / size) * size;
+    return [start, start + size - 1];
+  };
+  const [a0, a1] = range(a);
+  const [b0, b1] = range(b);
+  return a0 <= b1 && b0 <= a1;
+}
+
+/**
+ * Refuses to set up when something the host uses (a resolver, a route that is not ours) lies in
+ * the ranges the real nodes take: the guard routes would cut it off.
+ */
+export function checkHostRanges(): void {
+  const resolvConf = existsSync("/etc/resolv.conf") ? readFileSync("/etc/resolv.conf", "utf8") : "";
+  const nameservers = [...resolvConf.matchAll(/^\s*nameserver\s+(\d+\.\d+\.\d+\.\d+)/gm)].map(
+    (m) => `${m[1]}/32`,
+  );
+  const routes = run("ip", ["-4", "route", "show", "table", "all"])
+    .split("\n")
+    .filter(
+      (line) =>
+        line.trim() &&
+        !/\bdev onto\d+br\b/.test(line) &&
+        !line.startsWith("unreachable") &&
+        !line.startsWith("local") &&
+        !line.startsWith("broadcast"),
+    )
+    .map((line) => line.split(" ")[0] ?? "")
+    .filter((dst) => /^\d+\.\d+\.\d+\.\d+(\/\d+)?$/.test(dst))
+    .map((dst) => (dst.includes("/") ? dst : `${dst}/32`));
+  for (const used of [...nameservers, ...routes]) {
+    for (const ours of [REAL_NODES_SUPERNET, SERVICE_CIDR]) {
+      if (cidrsOverlap(used, ours))
+        throw new Error(
+          `the host uses ${used} (a resolver or a route), inside ${ours} that the real nodes need: refusing to set up their network`,
+        );
+    }
+  }
 }
 
 /** The addresses and names of cluster `index` with `count` real nodes (pure). */
@@ -153,6 +204,7 @@ function netnsExists(name: string): boolean {
 
 /** Creates the bridge, the node namespaces, their veths and every route. Idempotent. */
 export function setUpNetwork(net: ClusterNetwork): void {
+  checkHostRanges();
   run("ip", ["route", "replace", "unreachable", REAL_NODES_SUPERNET]);
   run("ip", ["route", "replace", "unreachable", SERVICE_CIDR]);
   if (!linkExists(net.bridge)) run("ip", ["link", "add", net.bridge, "type", "bridge"]);

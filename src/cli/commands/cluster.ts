@@ -5,7 +5,8 @@ import { Command, Option } from "commander";
 import pc from "picocolors";
 import { ensureBinaries, ensureNodeBinaries } from "../../localcluster/build.js";
 import { ensureHelm } from "../../localcluster/helm.js";
-import { clusterDown, clusterStatus, clusterUp } from "../../localcluster/launcher.js";
+import { buildImage, ensureImages, RECIPES, type ImageName } from "../../localcluster/images/index.js";
+import { clusterDown, clusterStatus, clusterUp, realNodeRuntimes } from "../../localcluster/launcher.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 
 function stateDirOption(): Option {
@@ -77,6 +78,37 @@ export function clusterCommand(): Command {
       console.log(node.cniDir);
       // helm is for the install tests (helm lint/template); built here so CI builds it up front.
       console.log(await ensureHelm((line) => console.error(line)));
+    });
+
+  cluster
+    .command("images")
+    .description(
+      "build the local images (no registry, no container engine) into the cache and load them into the real nodes of the cluster, if it runs",
+    )
+    .argument("[names...]", `images to build: ${Object.keys(RECIPES).join(", ")} (default: all)`)
+    .addOption(stateDirOption())
+    .option("--no-load", "only build, do not load into the cluster's real nodes")
+    .action(async (names: string[], opts: StateOpts & { load: boolean }) => {
+      const known = Object.keys(RECIPES);
+      const unknown = names.filter((n) => !known.includes(n));
+      if (unknown.length > 0) {
+        console.error(`unknown image ${unknown.join(", ")} (known: ${known.join(", ")})`);
+        process.exitCode = 2;
+        return;
+      }
+      const wanted = (names.length > 0 ? names : known) as ImageName[];
+      const progress = (line: string): void => console.error(line);
+      const load = opts.load && realNodeRuntimes(opts.stateDir).length > 0;
+      if (load) {
+        const built = await ensureImages(wanted, { stateDir: opts.stateDir, progress });
+        for (const image of Object.values(built))
+          console.log(`${image.ref}\t${image.digest}\t${image.archive}`);
+        return;
+      }
+      for (const name of wanted) {
+        const image = await buildImage(RECIPES[name], progress);
+        console.log(`${image.ref}\t${image.digest}\t${image.archive}`);
+      }
     });
 
   cluster

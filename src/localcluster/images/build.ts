@@ -215,6 +215,7 @@ async function debianRootfs(
 ): Promise<void> {
   const args = [
     "--verbose",
+    "--format=tar",
     `--variant=${rootfs.variant}`,
     ...DEBIAN_EXCLUDES.map((rule) => `--dpkgopt=${rule}`),
     ...(rootfs.packages.length ? [`--include=${rootfs.packages.join(",")}`] : []),
