@@ -1,7 +1,9 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: `unit` needs no cluster (src/**/*.test.ts); `cluster` runs against one real
-// local control plane that test/support/global-setup.ts starts once and stops after the run.
+// Three projects: `unit` needs no cluster (src/**/*.test.ts); `cluster` runs against one real
+// local control plane that test/support/global-setup.ts starts once and stops after the run, on
+// its KWOK nodes; `real` runs against the same cluster's real node (kubelet, containerd, the
+// kernel), for what only real containers show.
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
@@ -27,6 +29,20 @@ export default defineConfig({
           // One control plane, shared: files run one at a time so timings and fault stages
           // of one file do not disturb another; each file still works in its own namespace.
           fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: "real",
+          include: ["test/real/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          // One real node on 2 cores: files one at a time, and after the KWOK suites (a later
+          // group), so real containers do not slow the timing-sensitive cluster tests.
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -215,7 +215,6 @@ async function debianRootfs(
 ): Promise<void> {
   const args = [
     "--verbose",
-    "--format=tar",
     `--variant=${rootfs.variant}`,
     ...DEBIAN_EXCLUDES.map((rule) => `--dpkgopt=${rule}`),
     ...(rootfs.packages.length ? [`--include=${rootfs.packages.join(",")}`] : []),
@@ -229,14 +228,33 @@ async function debianRootfs(
     );
   }
   for (const line of rootfs.beforeInstall ?? []) args.push(`--essential-hook=${line}`);
-  for (const line of [...(rootfs.customize ?? []), ...contentLines(recipe, programs)])
-    args.push(`--customize-hook=${line}`);
-  args.push(rootfs.suite, out, ...debianSources());
+  // Into a folder, then the recipe's own lines and the tarball here: mmdebstrap runs no
+  // customize hooks for the `extract` variant.
+  const root = `${out}.root`;
+  rmSync(root, { recursive: true, force: true });
+  args.push("--format=directory", rootfs.suite, root, ...debianSources());
   await runLogged(`building image ${imageRef(recipe)}`, "mmdebstrap", args, progress, (line, state) => {
     const planned = /(\d+) newly installed/.exec(line);
     if (planned) state.total = (state.total ?? 0) + Number(planned[1]);
     if (/^Setting up /.test(line)) state.done++;
   });
+  try {
+    runLines([...(rootfs.customize ?? []), ...contentLines(recipe, programs)], root);
+    tarRoot(root, out);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Runs shell lines with `$1` set to the image's root folder. */
+function runLines(lines: string[], root: string): void {
+  for (const line of lines)
+    execFileSync("sh", ["-ec", line, "sh", root], { stdio: ["ignore", "inherit", "inherit"] });
+}
+
+/** The root folder as an uncompressed tarball, owners by number, device nodes included. */
+function tarRoot(root: string, out: string): void {
+  execFileSync("tar", ["--numeric-owner", "--xattrs", "-C", root, "-cf", out, "."]);
 }
 
 function scratchRootfs(recipe: ImageRecipe, programs: Map<ProgramName, string>, out: string): void {

@@ -91,7 +91,8 @@ export const RECIPES = {
       packages: ["busybox-static"],
       customize: [
         'mkdir -p "$1"/usr/bin "$1"/usr/sbin "$1"/sbin "$1"/tmp "$1"/etc && chmod 1777 "$1"/tmp',
-        'chroot "$1" /bin/busybox --install -s',
+        // `busybox --install` needs /proc, which the extract variant does not mount: link by list.
+        'for applet in $("$1"/bin/busybox --list-full); do [ -e "$1/$applet" ] || ln -s /bin/busybox "$1/$applet"; done',
         'printf "root:x:0:0:root:/root:/bin/sh\\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\\n" > "$1"/etc/passwd',
         'printf "root:x:0:\\nnogroup:x:65534:\\n" > "$1"/etc/group',
       ],
