@@ -16,14 +16,16 @@ import { join } from "node:path";
 
 const CGROUP_FS = "/sys/fs/cgroup";
 
-/** The mounted v1 hierarchies (cpu, memory, pids, ..., and the named `systemd` one). */
+/**
+ * The mounted hierarchies: the v1 ones (cpu, memory, pids, ..., the named `systemd` one) and the
+ * hybrid layout's controller-less v2 `unified` one, where runc makes the containers' cgroups too.
+ */
 function hierarchies(): string[] {
   if (!existsSync(CGROUP_FS)) return [];
   if (existsSync(join(CGROUP_FS, "cgroup.controllers"))) {
     throw new Error("this host runs cgroup v2 only; the real nodes are set up for cgroup v1 (cgroupfs)");
   }
   return readdirSync(CGROUP_FS)
-    .filter((name) => name !== "unified")
     .map((name) => join(CGROUP_FS, name))
     .filter((path) => statSync(path).isDirectory() && existsSync(join(path, "cgroup.procs")));
 }

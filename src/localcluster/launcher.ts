@@ -621,6 +621,8 @@ export interface ClusterStatus {
   readyNodes: number;
   nodes: number;
   realNodes: RealNodeStatus[];
+  /** The real nodes' network (bridge, ranges), when the cluster has real nodes. */
+  network?: { index: number; bridge: string; hostAddress: string; clusterCidr: string };
 }
 
 export async function clusterStatus(opts: { stateDir: string }): Promise<ClusterStatus> {
@@ -653,8 +655,19 @@ export async function clusterStatus(opts: { stateDir: string }): Promise<Cluster
         : { name: component, running: false };
     }),
   }));
+  const net = state.realNodes?.network;
   return {
     realNodes,
+    ...(net
+      ? {
+          network: {
+            index: net.index,
+            bridge: net.bridge,
+            hostAddress: net.hostAddress,
+            clusterCidr: net.clusterCidr,
+          },
+        }
+      : {}),
     exists: true,
     ready,
     server,
