@@ -16,6 +16,7 @@ export default defineConfig({
           // Some unit tests start the CLI as a process or run hundreds of property cases; on a
           // loaded 2-core machine (the cluster suite runs beside them) 5 s is too tight.
           testTimeout: 30_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -29,6 +30,7 @@ export default defineConfig({
           // One control plane, shared: files run one at a time so timings and fault stages
           // of one file do not disturb another; each file still works in its own namespace.
           fileParallelism: false,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -39,8 +41,9 @@ export default defineConfig({
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 300_000,
           hookTimeout: 600_000,
-          // One real node on 2 cores: files one at a time, and after the KWOK suites (a later
-          // group), so real containers do not slow the timing-sensitive cluster tests.
+          // One real node on 2 cores: files one at a time, and in a group of their own, never
+          // beside the KWOK suites, so real containers do not slow the timing-sensitive cluster
+          // tests (vitest runs the groups one after the other).
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },

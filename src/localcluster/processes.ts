@@ -96,7 +96,11 @@ export function isAlive(record: ProcessRecord): boolean {
   try {
     const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8");
     const prefix = record.prefix?.[0];
-    if (!cmdline.startsWith(record.command) && !(prefix && cmdline.startsWith(prefix))) return false;
+    // While a process execs (the prefix program turning into the command), its cmdline reads
+    // empty for a moment: judge it by its state then.
+    const same =
+      cmdline === "" || cmdline.startsWith(record.command) || (prefix && cmdline.startsWith(prefix));
+    if (!same) return false;
     const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
     // Field 3 is the state; a zombie (Z) has exited and only waits to be reaped.
     const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
