@@ -73,6 +73,8 @@ export interface ResolvedComponent {
   storage?: string;
   /** Present on autoscalable components. */
   autoscaling?: ResolvedSpec["controlPlane"]["ontologyService"]["autoscaling"];
+  /** Present on every component but temporal (which is rendered with the default, Recommend). */
+  verticalScaling?: ResolvedSpec["controlPlane"]["ontologyService"]["verticalScaling"];
 }
 
 /** The resolved settings of `component` in `spec`. */

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { ensureBinaries, type Binaries } from "./build.js";
+import { aggregationApiserverArgs, ensureMonitoring, kwokMetricsArgs } from "./monitoring.js";
 import { nodeManifest, simulatedNodes, storageClasses } from "./nodes.js";
 import { ensurePki, type Identity, type Pki } from "./pki.js";
 import {
@@ -223,6 +224,7 @@ function componentArgs(
         `--default-unreachable-toleration-seconds=${toleration}`,
         "--profiling=false",
         "--v=1",
+        ...aggregationApiserverArgs(stateDir),
       ];
     case "kube-controller-manager": {
       const kubeconfig = kubeconfigPathFor(stateDir, "controllerManager");
@@ -265,6 +267,7 @@ function componentArgs(
         `--config=${join(stateDir, "kwok-stages.yaml")}`,
         `--server-address=127.0.0.1:${ports.kwok}`,
         "--v=INFO",
+        ...kwokMetricsArgs(stateDir),
       ];
   }
 }
@@ -347,6 +350,7 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
       ));
     if (ready) {
       progress(`cluster already running at ${server}`);
+      await ensureMonitoring(monitoringOptions(stateDir, existing, progress));
       return infoFrom(stateDir, existing, false);
     }
     progress("found a stopped or half-running cluster: cleaning it up");
@@ -410,6 +414,7 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
       60_000,
       async () => (await readyNodes(server, pki)) >= nodes.length,
     );
+    await ensureMonitoring(monitoringOptions(stateDir, state, progress));
     progress(
       `cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${nodes.length} nodes Ready, Kubernetes ${KUBERNETES_VERSION}`,
     );
@@ -421,6 +426,18 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
   }
+}
+
+function monitoringOptions(stateDir: string, state: ClusterState, progress: (line: string) => void) {
+  const kubeconfigPath = kubeconfigPathFor(stateDir, "admin");
+  return {
+    stateDir,
+    k8sBinary: state.binaries.k8s,
+    kubeconfigPath,
+    kwokPort: state.ports.kwok,
+    freePort,
+    progress,
+  };
 }
 
 async function readyNodes(server: string, pki: Pki): Promise<number> {

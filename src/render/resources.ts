@@ -4,6 +4,33 @@
 import type { ResourceList, ResourceRequirements } from "./objects.js";
 import { Quantity } from "../api/quantity.js";
 
+/** Requests set from a VerticalPodAutoscaler recommendation (status.verticalScaling[].applied). */
+export interface AppliedRequests {
+  cpu?: string | undefined;
+  memory?: string | undefined;
+}
+
+/**
+ * `resources` with the applied requests in place of the spec's, each at most its limit (a
+ * request above the limit would be refused by the API server; the limit is the user's, or the
+ * healer's, to raise).
+ */
+export function withAppliedRequests(
+  resources: ResourceRequirements,
+  applied: AppliedRequests | undefined,
+): ResourceRequirements {
+  if (!applied) return resources;
+  const requests: ResourceList = { ...resources.requests };
+  for (const key of ["cpu", "memory"] as const) {
+    const value = applied[key];
+    if (value === undefined) continue;
+    const limit = resources.limits[key];
+    requests[key] =
+      limit !== undefined && Quantity.parse(value).compareTo(Quantity.parse(limit)) > 0 ? limit : value;
+  }
+  return { requests, limits: { ...resources.limits } };
+}
+
 /** The healer's raised memory for one component (status.healing.memoryOverrides). */
 export interface MemoryOverride {
   memoryLimit: string;

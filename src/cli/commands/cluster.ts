@@ -5,6 +5,7 @@ import pc from "picocolors";
 import { ensureBinaries } from "../../localcluster/build.js";
 import { ensureHelm } from "../../localcluster/helm.js";
 import { clusterDown, clusterStatus, clusterUp } from "../../localcluster/launcher.js";
+import { ensureMonitoringBinaries, ensureMonitoringCrds } from "../../localcluster/monitoring-build.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 
 function stateDirOption(): Option {
@@ -56,7 +57,7 @@ export function clusterCommand(): Command {
   cluster
     .command("build")
     .description(
-      "build the control-plane binaries and helm from Go modules into the cache (skipped when present)",
+      "build the control-plane binaries, helm, metrics-server, the VPA recommender and promtool from Go modules into the cache (skipped when present)",
     )
     .action(async () => {
       const binaries = await ensureBinaries((line) => console.error(line));
@@ -64,6 +65,10 @@ export function clusterCommand(): Command {
       console.log(binaries.kwok);
       // helm is for the install tests (helm lint/template); built here so CI builds it up front.
       console.log(await ensureHelm((line) => console.error(line)));
+      // The metrics pipeline, the VPA recommender and promtool (tools/monitoring), and the CRDs.
+      const monitoring = await ensureMonitoringBinaries((line) => console.error(line));
+      for (const path of Object.values(monitoring)) console.log(path);
+      for (const path of ensureMonitoringCrds()) console.log(path);
     });
 
   cluster
