@@ -30,8 +30,8 @@ const kwokMetricsFile = join(
 const RESOURCE_METRICS_PATH_ANNOTATION = "metrics.k8s.io/resource-metrics-path";
 /** Pod annotations KWOK reads a simulated container's usage from (see kwok-metrics.yaml). */
 export const USAGE_ANNOTATIONS = { cpu: "usage.onto.paas/cpu", memory: "usage.onto.paas/memory" } as const;
-/** How often metrics-server scrapes the nodes (its minimum is 10 s). */
-export const METRIC_RESOLUTION_SECONDS = 10;
+/** How often metrics-server scrapes the nodes (its default; it must exceed the 10 s kubelet request timeout). */
+export const METRIC_RESOLUTION_SECONDS = 15;
 
 export type MonitoringProcess = "metrics-server" | "vpa-recommender";
 export const MONITORING_PROCESSES: readonly MonitoringProcess[] = ["metrics-server", "vpa-recommender"];
@@ -251,11 +251,13 @@ export async function ensureMonitoring(opts: MonitoringOptions): Promise<void> {
     "--v=1",
   ]);
   apply(opts, metricsApiObjects(state.metricsServerPort, readFileSync(pki.caCert).toString("base64")));
-  await waitUntil("metrics.k8s.io to serve node metrics", 90_000, metricsServer, () => {
+  // Through the aggregator to metrics-server and back: the API answers (a node without pods has
+  // no usage yet, so the list may still be empty).
+  await waitUntil("metrics.k8s.io to answer through the aggregation layer", 90_000, metricsServer, () => {
     const nodes = JSON.parse(kubectl(opts, ["get", "--raw", "/apis/metrics.k8s.io/v1beta1/nodes"])) as {
-      items: unknown[];
+      kind?: string;
     };
-    return nodes.items.length > 0;
+    return nodes.kind === "NodeMetricsList";
   });
 
   progress("starting the VPA recommender");

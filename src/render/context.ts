@@ -91,9 +91,11 @@ export function mainResources(
     requests: { cpu: "100m", memory: "128Mi" },
     limits: { cpu: "500m", memory: "1Gi" },
   };
-  const resources = withAppliedRequests(
-    completeResources(spec, fallback, field, ctx.overrides?.[name]),
-    ctx.vertical?.[name]?.applied,
+  const resources = completeResources(
+    withAppliedRequests(spec, ctx.vertical?.[name]?.applied),
+    fallback,
+    field,
+    ctx.overrides?.[name],
   );
   if (extra) {
     Object.assign(resources.requests, extra);

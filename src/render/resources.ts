@@ -11,24 +11,24 @@ export interface AppliedRequests {
 }
 
 /**
- * `resources` with the applied requests in place of the spec's, each at most its limit (a
- * request above the limit would be refused by the API server; the limit is the user's, or the
- * healer's, to raise).
+ * The spec's resources with the applied requests in place of its requests, as if the user had
+ * written them: each at most the user's own limit (a request above it would be refused); a limit
+ * the user left to the defaults rises to meet it, as it does for a request the user wrote.
  */
 export function withAppliedRequests(
-  resources: ResourceRequirements,
+  spec: SpecResources | undefined,
   applied: AppliedRequests | undefined,
-): ResourceRequirements {
-  if (!applied) return resources;
-  const requests: ResourceList = { ...resources.requests };
+): SpecResources | undefined {
+  if (!applied) return spec;
+  const requests: Record<string, string> = { ...spec?.requests };
   for (const key of ["cpu", "memory"] as const) {
     const value = applied[key];
     if (value === undefined) continue;
-    const limit = resources.limits[key];
+    const limit = spec?.limits?.[key];
     requests[key] =
       limit !== undefined && Quantity.parse(value).compareTo(Quantity.parse(limit)) > 0 ? limit : value;
   }
-  return { requests, limits: { ...resources.limits } };
+  return { ...spec, requests };
 }
 
 /** The healer's raised memory for one component (status.healing.memoryOverrides). */

@@ -3,10 +3,11 @@
 // sets from it. Pure: the reconciler passes the VPAs from its cache and persists the result in
 // status.verticalScaling, which render reads, so a restart renders the same requests.
 //
-// The operator changes requests only when the current ones are outside the recommender's range
-// (lowerBound..upperBound), as the VPA's own updater decides to evict; a recommendation drifting
-// inside the range rolls nothing. Applied requests are the target within the component's
-// minAllowed..maxAllowed (and, in render, at most the limit).
+// The operator changes requests as the VPA's own updater decides to evict: at once when the
+// current ones are outside the recommender's range (lowerBound..upperBound); inside it, only when
+// they are more than 20% off the target, and then at most once an hour (a young history gives a
+// wide range; the first mismatch with the spec's requests is corrected at once). Applied requests
+// are the target within the component's minAllowed..maxAllowed (and, in render, at most the limit).
 import { componentSpec, enabledComponents, type ResolvedSpec, type VerticalState } from "../../api/index.js";
 import { Quantity } from "../../api/quantity.js";
 import type { KubeObject } from "../../kube/index.js";
@@ -37,6 +38,17 @@ function pickAmounts(values: Record<string, string> | undefined, resources: read
 }
 
 const cmp = (a: string, b: string): number => Quantity.parse(a).compareTo(Quantity.parse(b));
+
+/** Within the range, a change this much off the target is worth a rollout. */
+const SIGNIFICANT_CHANGE = 0.2;
+/** Within the range, applied requests stay at least this long before they change again. */
+const SETTLE_MS = 60 * 60_000;
+
+function farFrom(current: string, target: string): boolean {
+  const c = Quantity.parse(current).toNumber();
+  const t = Quantity.parse(target).toNumber();
+  return t > 0 && Math.abs(c - t) / t > SIGNIFICANT_CHANGE;
+}
 
 function clamp(value: string, min: string | undefined, max: string | undefined): string {
   if (min !== undefined && cmp(value, min) < 0) return min;
@@ -90,20 +102,21 @@ export function verticalScalingStatus(input: {
         const wanted = target[r];
         if (wanted === undefined) continue;
         const current = had?.[r] ?? settings.resources.requests[r];
-        const inRange =
-          cmp(current, lowerBound[r] ?? wanted) >= 0 && cmp(current, upperBound[r] ?? wanted) <= 0;
-        if (inRange) {
-          // Good enough: keep what runs (an applied value, or the spec's own request).
-          if (had?.[r] !== undefined) applied[r] = had[r];
-          continue;
-        }
-        // Outside the range: the target, never beyond the bounds (a bound that keeps it outside
-        // the range gives the same value every time, so nothing flaps).
-        applied[r] = clamp(
+        const bounded = clamp(
           wanted,
           settings.verticalScaling?.minAllowed?.[r],
           settings.verticalScaling?.maxAllowed?.[r],
         );
+        const inRange =
+          cmp(current, lowerBound[r] ?? wanted) >= 0 && cmp(current, upperBound[r] ?? wanted) <= 0;
+        const lastApplied = previous?.appliedAt ? Date.parse(previous.appliedAt) : undefined;
+        const settled =
+          lastApplied !== undefined &&
+          input.now.getTime() - lastApplied < SETTLE_MS &&
+          had?.[r] !== undefined;
+        if (!inRange || (farFrom(current, bounded) && !settled)) applied[r] = bounded;
+        else if (had?.[r] !== undefined) applied[r] = had[r];
+        // else: the spec's own request is good enough; nothing is applied.
       }
       if (Object.keys(applied).length > 0) {
         state.applied = applied;
