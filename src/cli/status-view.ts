@@ -221,6 +221,25 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
     );
   }
 
+  const vertical = Object.entries(status.verticalScaling ?? {});
+  if (vertical.length > 0) {
+    const amounts = (a: { cpu?: string; memory?: string } | undefined): string =>
+      [a?.cpu ? `cpu ${a.cpu}` : "", a?.memory ? `memory ${a.memory}` : ""].filter(Boolean).join(", ") || "-";
+    lines.push("", colors.bold("Vertical scaling: VerticalPodAutoscaler recommendations"));
+    lines.push(
+      ...table([
+        ["COMPONENT", "MODE", "RECOMMENDED", "RANGE", "APPLIED"].map((h) => colors.dim(h)),
+        ...vertical.map(([component, v]) => [
+          component,
+          v.mode,
+          amounts(v.target),
+          `${amounts(v.lowerBound)} .. ${amounts(v.upperBound)}`,
+          v.applied ? `${amounts(v.applied)}, ${age(v.appliedAt, now)} ago` : colors.dim("-"),
+        ]),
+      ]),
+    );
+  }
+
   const conditions: Condition[] = status.conditions ?? [];
   lines.push("", colors.bold("Conditions"));
   if (conditions.length === 0) lines.push(colors.dim("  (none)"));

@@ -182,7 +182,7 @@ export class PlatformReconciler {
       return {};
     }
 
-    platform = this.withVerticalScaling(platform, spec, reconcileId);
+    platform = await this.withVerticalScaling(platform, spec, reconcileId);
     const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
     if (decision) platform = await this.writeAhead(platform, decision, reconcileId);
     const desired = this.render(platform, spec, decision?.step).map(withAppliedHash);
@@ -253,11 +253,16 @@ export class PlatformReconciler {
   }
 
   /**
-   * The platform with status.verticalScaling computed from its VPAs (when the API is served), so
-   * render applies the requests it holds and the status write persists them; a change of the
-   * applied requests is recorded (Event, audit line), the rollout it causes by the apply.
+   * The platform with status.verticalScaling computed from its VPAs (when the API is served),
+   * written before anything is applied (as an upgrade step is), so the requests render applies
+   * from it survive a crash between the two; a change of the applied requests is recorded (Event,
+   * audit line), the rollout it causes by the apply.
    */
-  private withVerticalScaling(platform: OntoPlatform, spec: ResolvedSpec, reconcileId: string): OntoPlatform {
+  private async withVerticalScaling(
+    platform: OntoPlatform,
+    spec: ResolvedSpec,
+    reconcileId: string,
+  ): Promise<OntoPlatform> {
     const ns = platform.metadata.namespace;
     const previous = platform.status?.verticalScaling;
     const vpas = this.deps.capabilities().verticalPodAutoscaler
@@ -286,7 +291,9 @@ export class PlatformReconciler {
       );
     }
     const { verticalScaling: _previous, ...rest } = platform.status ?? {};
-    return { ...platform, status: { ...rest, ...(next ? { verticalScaling: next } : {}) } };
+    const status: OntoPlatformStatus = { ...rest, ...(next ? { verticalScaling: next } : {}) };
+    await this.writeStatus(platform, status);
+    return { ...platform, status };
   }
 
   /** Persists the upgrade decision before acting on it, then records what was decided. */
