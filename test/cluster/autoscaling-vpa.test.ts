@@ -40,6 +40,22 @@ async function mainRequests(name: string): Promise<Record<string, string>> {
   return d.spec.template.spec.containers.find((c) => c.name === name)?.resources.requests ?? {};
 }
 
+/** A Kubernetes quantity as a number (enough for the comparisons below). */
+function parse(q: string): number {
+  const m = /^([0-9.]+)([a-zA-Z]*)$/.exec(q);
+  const unit: Record<string, number> = {
+    "": 1,
+    m: 1e-3,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    Ki: 1024,
+    Mi: 1024 ** 2,
+    Gi: 1024 ** 3,
+  };
+  return Number(m?.[1]) * (unit[m?.[2] ?? ""] ?? NaN);
+}
+
 beforeAll(async () => {
   client = adminClient();
   await installCrd(client);
@@ -88,37 +104,33 @@ describe("vertical scaling from the VPA recommender", () => {
   it("reads the recommendation into status, applies it within bounds through a rollout, and shows it in onto status", async () => {
     const started = Date.now();
     const before = await mainRequests(APPLY);
+    // The recommender's first answer comes before it has seen the load (its minimum, raised to
+    // minAllowed); as samples arrive it follows the usage. Each state the status went through:
+    const seen: string[] = [];
     const state = await eventually(
-      `${APPLY}'s recommendation applied in status`,
+      `${APPLY}'s recommendation, following the usage, applied in status`,
       async () => {
         const p = await readPlatform(client, ns, NAME);
         const s = p.status?.verticalScaling?.[APPLY];
-        return s?.applied?.cpu && s.applied.memory ? s : undefined;
+        const line = `recommended ${JSON.stringify(s?.target)} range ${JSON.stringify(s?.lowerBound)}..${JSON.stringify(s?.upperBound)} applied ${JSON.stringify(s?.applied)}`;
+        if (s && seen[seen.length - 1]?.endsWith(line) !== true)
+          seen.push(`t=${Math.round((Date.now() - started) / 1000)} s ${line}`);
+        return s?.applied?.cpu &&
+          s.applied.memory &&
+          parse(s.applied.cpu) > parse("250m") &&
+          parse(s.applied.memory) > parse("256Mi")
+          ? s
+          : undefined;
       },
       420_000,
       2_000,
-    );
-    console.log(
-      `after ${Math.round((Date.now() - started) / 1000)} s: ${APPLY} recommendation ${JSON.stringify(state.target)}, ` +
-        `range ${JSON.stringify(state.lowerBound)} .. ${JSON.stringify(state.upperBound)}, applied ${JSON.stringify(state.applied)} ` +
-        `(requests before: ${JSON.stringify(before)})`,
+    ).finally(() =>
+      console.log(
+        `${APPLY} vertical scaling (spec requests ${JSON.stringify(before)}):\n  ${seen.join("\n  ")}`,
+      ),
     );
     expect(state.mode).toBe("Apply");
     // The recommender saw the usage: more CPU and memory than the spec requested, within bounds.
-    const parse = (q: string): number => {
-      const m = /^([0-9.]+)([a-zA-Z]*)$/.exec(q);
-      const unit: Record<string, number> = {
-        "": 1,
-        m: 1e-3,
-        k: 1e3,
-        M: 1e6,
-        G: 1e9,
-        Ki: 1024,
-        Mi: 1024 ** 2,
-        Gi: 1024 ** 3,
-      };
-      return Number(m?.[1]) * (unit[m?.[2] ?? ""] ?? NaN);
-    };
     expect(parse(state.applied?.cpu ?? "0")).toBeGreaterThan(parse("250m"));
     expect(parse(state.applied?.cpu ?? "0")).toBeLessThanOrEqual(parse(BOUNDS.maxAllowed.cpu));
     expect(parse(state.applied?.memory ?? "0")).toBeGreaterThan(parse("256Mi"));

@@ -2,11 +2,8 @@
 // charts/onto-operator (Helm built from its Go module), and a server-side dry-run of every object
 // the chart and the kustomize base (deploy/, and its single-namespace Component) render. The
 // chart's defaults are compared with the kustomize base, and the operator's pod template is
-// admitted by PodSecurity "restricted".
-//
-// Not dry-run: the chart's optional ServiceMonitor and PrometheusRule. The shared test cluster
-// does not serve monitoring.coreos.com on purpose (other tests and the operator's capability
-// discovery depend on its absence), so those two are only checked for shape here.
+// admitted by PodSecurity "restricted". The cluster serves the Prometheus Operator's CRDs, so the
+// chart's ServiceMonitor and PrometheusRule are dry-run and created too.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
