@@ -175,9 +175,9 @@ describe("formatStatus", () => {
       "ontology-service": {
         mode: "Recommend" as const,
         container: "ontology-service",
-        target: { memory: "300Mi" },
+        target: { memory: "380258472" },
         lowerBound: { memory: "250Mi" },
-        upperBound: { memory: "9Gi" },
+        upperBound: { memory: "243745680552" },
       },
     };
     const text = formatStatus(
@@ -189,7 +189,7 @@ describe("formatStatus", () => {
       / {2}schema-registry\s+Apply\s+cpu 587m, memory 700Mi\s+cpu 150m, memory 300Mi \.\. cpu 40, memory 64Gi\s+cpu 587m, memory 700Mi, 2m ago\n/,
     );
     expect(text).toMatch(
-      / {2}ontology-service\s+Recommend\s+memory 300Mi\s+memory 250Mi \.\. memory 9Gi\s+-\n/,
+      / {2}ontology-service\s+Recommend\s+memory 363Mi\s+memory 250Mi \.\. memory 227Gi\s+-\n/,
     );
   });
 
