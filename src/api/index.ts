@@ -6,6 +6,7 @@ export {
   OntoPlatformSpecSchema,
   OntoPlatformStatusSchema,
   PLATFORM_PHASES,
+  VERTICAL_SCALING_MODES,
 } from "./schema.js";
 export type {
   ComponentState,
@@ -19,6 +20,8 @@ export type {
   PlatformPhase,
   ResolvedSpec,
   UpgradeStatus,
+  VerticalScalingMode,
+  VerticalState,
 } from "./schema.js";
 export { resolveSpec, topicReplicationFactor } from "./defaults.js";
 export {

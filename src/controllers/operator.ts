@@ -52,11 +52,12 @@ export interface RunningOperator {
 export async function discoverCapabilities(client: KubeClient): Promise<Capabilities> {
   const has = (apiVersion: string, kind: string): Promise<boolean> =>
     client.discovery.hasResource(apiVersion, kind).catch(() => false);
-  const [serviceMonitor, verticalPodAutoscaler] = await Promise.all([
+  const [serviceMonitor, verticalPodAutoscaler, customMetrics] = await Promise.all([
     has("monitoring.coreos.com/v1", "ServiceMonitor"),
     has("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"),
+    client.discovery.hasGroupVersion("custom.metrics.k8s.io/v1beta2").catch(() => false),
   ]);
-  return { serviceMonitor, verticalPodAutoscaler };
+  return { serviceMonitor, verticalPodAutoscaler, customMetrics };
 }
 
 export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOperator> {

@@ -116,4 +116,4 @@ export {
 } from "./meta.js";
 export { GENERATED_SECRET_LABEL } from "./secrets.js";
 export { canaryName, configMapName, headlessServiceName } from "./workload.js";
-export { metricsNotScraped } from "./observability.js";
+export { metricsNotScraped, verticalResources } from "./observability.js";

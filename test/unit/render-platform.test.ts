@@ -14,6 +14,7 @@ import {
   type RenderInput,
   type RenderedObject,
 } from "../../src/render/index.js";
+import type { ResourceRequirements } from "../../src/render/objects.js";
 
 interface Fixture {
   metadata: { name: string; namespace: string; uid: string };
@@ -23,7 +24,7 @@ const fixture = (name: string): Fixture =>
   parse(readFileSync(new URL(`../../src/render/testdata/${name}.yaml`, import.meta.url), "utf8")) as Fixture;
 const PRODUCTION = fixture("production");
 const TENANT = fixture("tenant");
-const ALL_APIS: Capabilities = { serviceMonitor: true, verticalPodAutoscaler: true };
+const ALL_APIS: Capabilities = { serviceMonitor: true, verticalPodAutoscaler: true, customMetrics: true };
 const NO_APIS: Capabilities = { serviceMonitor: false, verticalPodAutoscaler: false };
 
 /** A deterministic generator whose values are recognisable in assertions. */
@@ -423,6 +424,97 @@ describe("the seed's production platform", () => {
       s.observability!.metrics!.serviceMonitor = false;
     });
     expect(unwanted.some((o) => o.kind === "ServiceMonitor")).toBe(false);
+  });
+
+  it("renders the gRPC Pods metric only where custom metrics are served (else the HPA could never scale down)", () => {
+    const cpuOnly = render(PRODUCTION, undefined, {
+      capabilities: { ...ALL_APIS, customMetrics: false },
+    });
+    expect(spec(get(cpuOnly, "HorizontalPodAutoscaler", "ontology-service"))).toMatchObject({
+      metrics: [{ type: "Resource", resource: { name: "cpu" } }],
+    });
+    expect(
+      (spec(get(cpuOnly, "HorizontalPodAutoscaler", "ontology-service")) as { metrics: unknown[] }).metrics,
+    ).toHaveLength(1);
+  });
+
+  it("renders autoscaling.behavior into the HPA's policies and windows", () => {
+    const fast = render(PRODUCTION, (s) => {
+      s.controlPlane!.ontologyService!.autoscaling!.behavior = {
+        scaleUp: { pods: 3, periodSeconds: 15, stabilizationWindowSeconds: 0 },
+        scaleDown: { pods: 1, periodSeconds: 15, stabilizationWindowSeconds: 30 },
+      };
+    });
+    expect(spec(get(fast, "HorizontalPodAutoscaler", "ontology-service"))).toMatchObject({
+      behavior: {
+        scaleUp: { stabilizationWindowSeconds: 0, policies: [{ type: "Pods", value: 3, periodSeconds: 15 }] },
+        scaleDown: {
+          stabilizationWindowSeconds: 30,
+          policies: [{ type: "Pods", value: 1, periodSeconds: 15 }],
+        },
+      },
+    });
+  });
+
+  it("gives a VPA memory only where an HPA scales on CPU, none with mode Off, bounds from the spec", () => {
+    const out = render(PRODUCTION, (s) => {
+      s.infrastructure!.kafka!.verticalScaling = {
+        mode: "Apply",
+        minAllowed: { cpu: "250m" },
+        maxAllowed: { cpu: "2", memory: "4Gi" },
+      };
+      s.dataPlane!.nessie = { ...s.dataPlane!.nessie, verticalScaling: { mode: "Off" } };
+    });
+    const policies = (name: string) =>
+      (spec(get(out, "VerticalPodAutoscaler", name)) as { resourcePolicy: { containerPolicies: unknown[] } })
+        .resourcePolicy.containerPolicies;
+    expect(policies("ontology-service")).toEqual([
+      {
+        containerName: "ontology-service",
+        controlledResources: ["memory"],
+        controlledValues: "RequestsOnly",
+      },
+      { containerName: "*", mode: "Off" },
+    ]);
+    expect(policies("kafka")).toEqual([
+      {
+        containerName: "kafka",
+        controlledResources: ["cpu", "memory"],
+        controlledValues: "RequestsOnly",
+        minAllowed: { cpu: "250m" },
+        maxAllowed: { cpu: "2", memory: "4Gi" },
+      },
+      { containerName: "*", mode: "Off" },
+    ]);
+    expect(find(out, "VerticalPodAutoscaler", "nessie")).toBeUndefined();
+  });
+
+  it("renders requests applied from a VPA recommendation, never above the user's limit", () => {
+    const out = render(
+      PRODUCTION,
+      (s) => {
+        s.controlPlane!.schemaRegistry!.resources!.limits = { memory: "2Gi" };
+      },
+      {
+        vertical: {
+          "schema-registry": {
+            mode: "Apply",
+            container: "schema-registry",
+            applied: { cpu: "700m", memory: "64Gi" },
+          },
+        },
+      },
+    );
+    const deployment = get(out, "Deployment", "schema-registry") as RenderedObject & {
+      spec: { template: { spec: { containers: { name: string; resources: ResourceRequirements }[] } } };
+    };
+    const main = deployment.spec.template.spec.containers.find((c) => c.name === "schema-registry");
+    // No CPU limit in the spec: the default limit rises to the applied request.
+    expect(main?.resources.requests.cpu).toBe("700m");
+    expect(main?.resources.limits.cpu).toBe("700m");
+    // 64Gi is above the user's memory limit: the request stops there.
+    expect(main?.resources.requests.memory).toBe("2Gi");
+    expect(main?.resources.limits.memory).toBe("2Gi");
   });
 
   it("does not render tenant guard rails without tenancy mode namespace", () => {

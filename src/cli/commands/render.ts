@@ -19,6 +19,7 @@ export const UID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
 
 export const SERVICE_MONITOR_API = "monitoring.coreos.com/v1";
 export const VPA_API = "autoscaling.k8s.io/v1";
+export const CUSTOM_METRICS_API = "custom.metrics.k8s.io/v1beta2";
 
 interface RenderOptions {
   filename: string;
@@ -46,6 +47,7 @@ export function renderFile(
   const capabilities: Capabilities = {
     serviceMonitor: options.apiVersions.includes(SERVICE_MONITOR_API),
     verticalPodAutoscaler: options.apiVersions.includes(VPA_API),
+    customMetrics: options.apiVersions.includes(CUSTOM_METRICS_API),
   };
   return reports.flatMap((report) => {
     const doc = report.object as PlatformDocument;
@@ -99,7 +101,7 @@ export function renderCommand(): Command {
     .option("-n, --namespace <ns>", "namespace for documents without one", undefined)
     .option(
       "-a, --api-versions <group/version...>",
-      `optional APIs to assume the cluster serves (${SERVICE_MONITOR_API}, ${VPA_API})`,
+      `optional APIs to assume the cluster serves (${SERVICE_MONITOR_API}, ${VPA_API}, ${CUSTOM_METRICS_API})`,
       [],
     )
     .action((opts: RenderOptions) => {

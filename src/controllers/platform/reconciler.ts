@@ -37,9 +37,11 @@ import {
   servedKinds,
 } from "./render-input.js";
 import { computeStatus, type SpecProblem, type WorkloadView } from "./status.js";
+import { verticalScalingStatus } from "./vertical.js";
 
 export const PLATFORM_REF = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
 const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+const VPA_REF = { apiVersion: "autoscaling.k8s.io/v1", kind: "VerticalPodAutoscaler" } as const;
 /** Seed 3.1: a platform that is in order is looked at again every five minutes. */
 const RESYNC_MS = 5 * 60_000;
 /** While components are coming up, look again soon even if no watch event arrives. */
@@ -191,6 +193,7 @@ export class PlatformReconciler {
       return {};
     }
 
+    platform = await this.withVerticalScaling(platform, spec, reconcileId);
     const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
     if (decision) platform = await this.writeAhead(platform, decision, reconcileId);
     const desired = this.render(platform, spec, decision?.step).map(withAppliedHash);
@@ -258,6 +261,50 @@ export class PlatformReconciler {
       return platform;
     }
     return { ...platform, status: own.status };
+  }
+
+  /**
+   * The platform with status.verticalScaling computed from its VPAs (when the API is served),
+   * written before anything is applied (as an upgrade step is), so the requests render applies
+   * from it survive a crash between the two; a change of the applied requests is recorded (Event,
+   * audit line), the rollout it causes by the apply.
+   */
+  private async withVerticalScaling(
+    platform: OntoPlatform,
+    spec: ResolvedSpec,
+    reconcileId: string,
+  ): Promise<OntoPlatform> {
+    const ns = platform.metadata.namespace;
+    const previous = platform.status?.verticalScaling;
+    const vpas = this.deps.capabilities().verticalPodAutoscaler
+      ? this.deps.cache(VPA_REF, ns).byNamespace(ns)
+      : [];
+    const next = verticalScalingStatus({
+      spec,
+      platformName: platform.metadata.name,
+      previous,
+      vpas,
+      now: this.now(),
+    });
+    for (const [name, state] of Object.entries(next ?? {})) {
+      if (!state.applied || state.appliedAt === previous?.[name]?.appliedAt) continue;
+      const amounts = Object.entries(state.applied)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ");
+      this.record(
+        platform,
+        reconcileId,
+        "status",
+        { ...VPA_REF, namespace: ns, name },
+        "VerticalScalingApplied",
+        `requests of ${name} set to ${amounts} from the VerticalPodAutoscaler's recommendation`,
+        "ok",
+      );
+    }
+    const { verticalScaling: _previous, ...rest } = platform.status ?? {};
+    const status: OntoPlatformStatus = { ...rest, ...(next ? { verticalScaling: next } : {}) };
+    await this.writeStatus(platform, status);
+    return { ...platform, status };
   }
 
   /** Persists the upgrade decision before acting on it, then records what was decided. */

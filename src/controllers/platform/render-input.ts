@@ -74,6 +74,7 @@ export function renderFor(
     releaseOf: (version) => ctx.releases.releaseFor(version),
     capabilities: ctx.capabilities,
     overrides: platform.status?.healing?.memoryOverrides ?? {},
+    vertical: platform.status?.verticalScaling ?? {},
     ...(ctx.upgrade ? { upgrade: ctx.upgrade } : {}),
     existingSecrets: ctx.existingSecrets,
     generateSecret: ctx.generateSecret,

@@ -212,6 +212,7 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   return {
     ...(previous?.upgrade ? { upgrade: previous.upgrade } : {}),
     ...(previous?.healing ? { healing: previous.healing } : {}),
+    ...(previous?.verticalScaling ? { verticalScaling: previous.verticalScaling } : {}),
     phase,
     ...(version ? { version } : {}),
     observedGeneration: input.generation,
