@@ -54,7 +54,13 @@ async function scrape(registry: RuntimeMetrics["registry"], pod: string): Promis
     if (line.startsWith("#") || line.trim() === "") continue;
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s/.exec(line);
     if (!match?.[1]) continue;
-    const own = match[3] ? `${match[3]},` : "";
+    // A scraped label that the target's labels also set is renamed exported_<name>, as Prometheus
+    // does without honorLabels (the chart's ServiceMonitor sets none).
+    const own = match[3]
+      ? `${match[3].replace(/(^|,)([a-zA-Z_][a-zA-Z0-9_]*)=/g, (all, sep: string, key: string) =>
+          key in TARGET || key === "pod" || key === "instance" ? `${sep}exported_${key}=` : all,
+        )},`
+      : "";
     const labels = `${own}${Object.entries({ ...TARGET, pod, instance: `${pod}:8080` })
       .map(([k, v]) => `${k}="${v}"`)
       .join(",")}`;
@@ -130,6 +136,7 @@ describe("chart alert rules under promtool", () => {
     expect(ruleNames).toEqual([
       "OntoOperatorReconcileErrors",
       "OntoPlatformUpgradeFailed",
+      "OntoPlatformUpgradeForwardFix",
       "OntoOperatorNoLeader",
       "OntoOperatorDown",
     ]);
@@ -235,6 +242,40 @@ describe("chart alert rules under promtool", () => {
         { alertname: "OntoPlatformUpgradeFailed", evalTime: "8m", expAlerts: [] },
         { alertname: "OntoPlatformUpgradeFailed", evalTime: "12m", expAlerts: [firing] },
         { alertname: "OntoPlatformUpgradeFailed", evalTime: "30m", expAlerts: [] },
+      ],
+    );
+    expect(result.output).toContain("SUCCESS");
+    expect(result.code).toBe(0);
+  });
+
+  it("OntoPlatformUpgradeForwardFix fires while a platform waits for a forward fix, and names it", async () => {
+    const metrics = new RuntimeMetrics({ processMetrics: false });
+    const upgrades = new UpgradeMetrics(metrics.registry);
+    const platform = { metadata: { namespace: "tenant-a", name: "onto-production" } } as Parameters<
+      UpgradeMetrics["forwardFix"]
+    >[0];
+    upgrades.forwardFix(platform, true);
+    const s = await scrape(metrics.registry, "onto-operator-a");
+    const waiting = pick(
+      s,
+      'onto_upgrade_forward_fix{platform_namespace="tenant-a",platform="onto-production"}',
+    );
+    const firing = {
+      exp_labels: { severity: "critical", platform_namespace: "tenant-a", platform: "onto-production" },
+      exp_annotations: {
+        summary: "onto-operator: upgrade of tenant-a/onto-production stopped past a point of no return",
+        description:
+          "The upgrade failed after a step that cannot be undone, so it was not rolled back. `kubectl onto status` names the step and the failure; fix forward (a newer spec.version, or the retry annotation once the cause is fixed).",
+      },
+    };
+    // Waiting from minute 5 to minute 20, then fixed (the gauge is removed: no sample).
+    const result = testRules(
+      "upgrade-forward-fix",
+      [{ series: waiting, values: "_x4 1x15" }],
+      [
+        { alertname: "OntoPlatformUpgradeForwardFix", evalTime: "3m", expAlerts: [] },
+        { alertname: "OntoPlatformUpgradeForwardFix", evalTime: "10m", expAlerts: [firing] },
+        { alertname: "OntoPlatformUpgradeForwardFix", evalTime: "30m", expAlerts: [] },
       ],
     );
     expect(result.output).toContain("SUCCESS");
