@@ -301,7 +301,9 @@ describe("an upgrade that fails after a point of no return", () => {
     expect(events[0]?.note).toMatch(/not rolled back/);
     const metrics =
       await operator.manager.metrics.registry.getSingleMetricAsString("onto_upgrade_forward_fix");
-    expect(metrics).toContain(`onto_upgrade_forward_fix{platform_namespace="${pointNs}",platform="onto-minimal"} 1`);
+    expect(metrics).toContain(
+      `onto_upgrade_forward_fix{platform_namespace="${pointNs}",platform="onto-minimal"} 1`,
+    );
   });
 
   it("`onto status` and `onto upgrade --watch` say it", async () => {
