@@ -1,5 +1,16 @@
 // The public API of src/api: the OntoPlatform resource's types, schema, defaults, components.
 export * from "./constants.js";
+export * from "./labels.js";
+export {
+  CONDITION,
+  CONDITION_TYPES,
+  HEALING_CONDITION_TYPES,
+  REASON,
+  reasonDocs,
+  type ConditionType,
+  type Reason,
+  type ReasonDoc,
+} from "./conditions.js";
 export {
   MAX_REPLICAS,
   MAX_STORAGE,

@@ -1,9 +1,16 @@
 // Wires the operator: one Manager (informers, leader election, metrics, health, Events), the
 // platform controller per watched scope, the action recorder (Events + audit + metrics), and the
 // discovery of optional APIs. `onto operator` calls runOperator; tests call it in-process.
-import { GROUP, KIND, VERSION } from "../api/index.js";
+import { INSTANCE_LABEL, PLATFORM_REF } from "../api/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.js";
-import { GENERATED_SECRET_LABEL, type Capabilities, type ManagedKind } from "../render/index.js";
+import {
+  GENERATED_SECRET_LABEL,
+  OPTIONAL_APIS,
+  apiVersionOf,
+  capabilitiesFrom,
+  type Capabilities,
+  type ManagedKind,
+} from "../render/index.js";
 import {
   Manager,
   annotationsChanged,
@@ -19,8 +26,7 @@ import {
 } from "../runtime/index.js";
 import { ActionRecorder, auditSink } from "./actions.js";
 import { registerHealer } from "./healing/register.js";
-import { INSTANCE_LABEL, apiVersionOf } from "./platform/render-input.js";
-import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
+import { PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
 import { registerReleases } from "./releases/index.js";
 import { POD, UpgradeOrchestrator } from "./upgrade/index.js";
 
@@ -50,14 +56,18 @@ export interface RunningOperator {
 
 /** Which optional APIs the cluster serves (also what `onto diff` renders for). */
 export async function discoverCapabilities(client: KubeClient): Promise<Capabilities> {
-  const has = (apiVersion: string, kind: string): Promise<boolean> =>
-    client.discovery.hasResource(apiVersion, kind).catch(() => false);
-  const [serviceMonitor, verticalPodAutoscaler, customMetrics] = await Promise.all([
-    has("monitoring.coreos.com/v1", "ServiceMonitor"),
-    has("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"),
-    client.discovery.hasGroupVersion("custom.metrics.k8s.io/v1beta2").catch(() => false),
-  ]);
-  return { serviceMonitor, verticalPodAutoscaler, customMetrics };
+  const served = new Set<string>();
+  await Promise.all(
+    OPTIONAL_APIS.map(async (api) => {
+      const has = await (
+        api.kind
+          ? client.discovery.hasResource(api.apiVersion, api.kind)
+          : client.discovery.hasGroupVersion(api.apiVersion)
+      ).catch(() => false);
+      if (has) served.add(api.capability);
+    }),
+  );
+  return capabilitiesFrom((api) => served.has(api.capability));
 }
 
 export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOperator> {
@@ -125,7 +135,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     const owned = served().map((k) => sourceFor({ apiVersion: apiVersionOf(k), kind: k.kind }, namespace));
     const controller = manager.addController({
       name: scoped.length > 0 ? `ontoplatform-${namespace}` : "ontoplatform",
-      for: sourceFor({ apiVersion: `${GROUP}/${VERSION}`, kind: KIND }, namespace),
+      for: sourceFor(PLATFORM_REF, namespace),
       owns: owned,
       watches: [
         // Pods of a platform with an upgrade in flight: a canary turning Ready or crash-looping.

@@ -8,13 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import type { OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import { SERVICE_MONITOR_API, VPA_API, renderFile } from "../../src/cli/commands/render.js";
 import type { RunningOperator } from "../../src/controllers/operator.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { createTestNamespace, eventually, kubeconfigPath } from "../support/cluster.js";
 import {
-  PLATFORMS,
   adminClient,
   installCrd,
   loadSample,
@@ -249,7 +248,7 @@ describe("onto status", () => {
     );
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain("phase Error: NamespaceTaken");
-    await client.delete({ ...PLATFORMS, namespace: ns, name: "intruder" });
+    await client.delete({ ...PLATFORM_REF, namespace: ns, name: "intruder" });
 
     const missing = await onto("status", "nothing-here", "-n", ns);
     expect(missing.code).toBe(2);

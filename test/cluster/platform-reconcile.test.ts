@@ -3,12 +3,11 @@
 // the HPA is left alone, pruning keeps data, a config change rolls the pods, and a no-op
 // reconcile sends no request.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveSpec, type OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, resolveSpec, type OntoPlatform } from "../../src/api/index.js";
 import type { KubeClient, KubeObject, RequestRecord } from "../../src/kube/index.js";
 import { GENERATED_SECRET_LABEL, MANAGED_KINDS } from "../../src/render/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
 import {
-  PLATFORMS,
   adminClient,
   installCrd,
   loadSample,
@@ -44,7 +43,7 @@ async function deploymentOf(name: string): Promise<Deployment> {
 }
 
 async function mergePatchSpec(patch: Record<string, unknown>): Promise<void> {
-  await client.mergePatch({ ...PLATFORMS, namespace: ns, name: NAME }, { spec: patch });
+  await client.mergePatch({ ...PLATFORM_REF, namespace: ns, name: NAME }, { spec: patch });
 }
 
 beforeAll(async () => {
@@ -183,7 +182,7 @@ describe("the production sample", () => {
     );
     // Give the operator every chance to (wrongly) undo it: force a reconcile by touching the spec.
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { metadata: { annotations: { "test/touch": "1" } } },
     );
     await new Promise((r) => setTimeout(r, 3000));

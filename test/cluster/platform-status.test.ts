@@ -1,11 +1,11 @@
 // The status says why a component is not coming up when the reason is the scheduler's: a node
 // pool no node belongs to leaves every pod Pending, and the component's message carries the
 // scheduler's own words; fixing the spec brings the platform to Running.
+import { PLATFORM_REF } from "../../src/api/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
 import {
-  PLATFORMS,
   adminClient,
   installCrd,
   loadSample,
@@ -50,7 +50,7 @@ describe("component status", () => {
     expect((await readPlatform(client, ns, NAME)).status?.phase).toBe("Provisioning");
 
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { spec: { global: { nodePool: { nodeSelector: null } } } },
     );
     const running = await waitForPhase(client, ns, NAME, "Running");

@@ -3,18 +3,12 @@
 // credentials it generated the first time (its retained volumes still hold data those credentials
 // open); under Delete they go with the platform. What the real Postgres does with them is proven
 // on the real node.
+import { PLATFORM_REF } from "../../src/api/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient, KubeObject } from "../../src/kube/index.js";
 import { GENERATED_SECRET_LABEL } from "../../src/render/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  loadSample,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { adminClient, installCrd, loadSample, startOperator, waitForPhase } from "../support/platform.js";
 
 type Secret = KubeObject & { data?: Record<string, string> };
 const NAME = "onto-minimal";
@@ -45,11 +39,11 @@ async function createPlatform(secrets: "Retain" | "Delete"): Promise<void> {
 
 /** Deletes the platform and waits until the garbage collector has removed what it owned. */
 async function deletePlatform(): Promise<void> {
-  await client.delete({ ...PLATFORMS, namespace: ns, name: NAME });
+  await client.delete({ ...PLATFORM_REF, namespace: ns, name: NAME });
   await eventually(
     "the platform and its owned Deployments gone",
     async () => {
-      const platform = await client.getIfExists({ ...PLATFORMS, namespace: ns, name: NAME });
+      const platform = await client.getIfExists({ ...PLATFORM_REF, namespace: ns, name: NAME });
       const deployments = await client.list("apps/v1", "Deployment", { namespace: ns });
       return !platform && deployments.items.length === 0 ? true : undefined;
     },
@@ -105,7 +99,7 @@ describe("generated Secrets under retentionPolicy.secrets", () => {
   it("Delete: the platform owns them and they go with it", async () => {
     // Switching the policy on a live platform puts the owner reference on the existing Secrets.
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { spec: { retentionPolicy: { secrets: "Delete" } } },
     );
     await eventually("the generated Secrets owned by the platform", async () => {

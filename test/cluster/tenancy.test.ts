@@ -3,11 +3,10 @@
 // Pod Security Standard enforced by the API server's own admission; a quota too small for the
 // platform is reported, not a silent stall; a spec naming another namespace is refused.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import { InvalidError, type KubeClient, type KubeObject } from "../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
 import {
-  PLATFORMS,
   adminClient,
   installCrd,
   loadSample,
@@ -114,7 +113,7 @@ describe("two tenants", () => {
 
   it("report a quota too small for the platform on the platform, naming the quota key", async () => {
     await client.mergePatch(
-      { ...PLATFORMS, namespace: beta, name: NAME },
+      { ...PLATFORM_REF, namespace: beta, name: NAME },
       { spec: { tenancy: { resourceQuota: { "requests.cpu": "2" } } } },
     );
     const degraded = await eventually("a QuotaExceeded condition", async () => {

@@ -6,19 +6,12 @@
 // reverse order. The failing versions are test releases, OntoRelease objects applied before the
 // operator starts (their images carry the KWOK fault suffixes); the product catalog is unchanged.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import type { RunningOperator } from "../../src/controllers/operator.js";
 import { RETRY_ANNOTATION } from "../../src/controllers/upgrade/index.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { adminClient, installCrd, readPlatform, startOperator, waitForPhase } from "../support/platform.js";
 import {
   applyFaultReleases,
   auditLines,
@@ -173,7 +166,7 @@ describe("a crash-looping canary", () => {
   it("tries again once when the retry annotation is set", async () => {
     const startedBefore = upgradeLines().filter((l) => l.reason === "UpgradeStarted").length;
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { metadata: { annotations: { [RETRY_ANNOTATION]: "attempt-2" } } },
     );
     await eventually("the retried upgrade to fail again", async () => {
@@ -244,7 +237,7 @@ describe("rollbackScope Platform", () => {
   let platform: OntoPlatform;
   beforeAll(async () => {
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { spec: { version: "1.6.0-crashloop", upgradeStrategy: { rollbackScope: "Platform" } } },
     );
     platform = await waitForUpgradeEnd(client, ns, NAME, "1.6.0-crashloop", 180_000);

@@ -2,18 +2,12 @@
 // promoted) and it goes on when unpaused; a new spec.version during the upgrade lets the component
 // in flight finish under the old target, then re-plans from the versions actually running
 // (Superseded) and ends on the new version.
+import { PLATFORM_REF } from "../../src/api/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningOperator } from "../../src/controllers/operator.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { adminClient, installCrd, readPlatform, startOperator, waitForPhase } from "../support/platform.js";
 import { auditLines, setVersion, upgradeSample, type Workload } from "./upgrade-support.js";
 
 const NAME = "onto-minimal";
@@ -25,7 +19,7 @@ const deployment = (name: string) =>
   client.getIfExists<Workload>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name });
 const image = (w: Workload | undefined) => w?.spec?.template?.spec?.containers?.[0]?.image ?? "";
 const pause = (paused: boolean) =>
-  client.mergePatch({ ...PLATFORMS, namespace: ns, name: NAME }, { spec: { paused } });
+  client.mergePatch({ ...PLATFORM_REF, namespace: ns, name: NAME }, { spec: { paused } });
 
 beforeAll(async () => {
   client = adminClient();

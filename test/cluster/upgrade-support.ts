@@ -1,10 +1,10 @@
 // Helpers for the upgrade cluster tests: a platform with test-sized upgrade timings, the audit
 // lines the operator wrote, and (re-exported) applying the test releases whose images fail on purpose.
 import { readFileSync } from "node:fs";
-import type { OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import type { KubeClient, KubeObject } from "../../src/kube/index.js";
 import { eventually } from "../support/cluster.js";
-import { PLATFORMS, loadSample, readPlatform } from "../support/platform.js";
+import { loadSample, readPlatform } from "../support/platform.js";
 
 export { FAULT_RELEASES_FILE, applyFaultReleases } from "./upgrade-releases.js";
 
@@ -53,7 +53,7 @@ export async function setVersion(
   name: string,
   version: string,
 ): Promise<void> {
-  await client.mergePatch({ ...PLATFORMS, namespace, name }, { spec: { version } });
+  await client.mergePatch({ ...PLATFORM_REF, namespace, name }, { spec: { version } });
 }
 
 export type Workload = KubeObject & {

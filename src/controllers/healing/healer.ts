@@ -14,21 +14,31 @@
 // Level-triggered like the platform reconciler: every pass decides again from the caches and the
 // status, so a restart mid-way loses nothing but the pass in flight.
 import {
+  CONDITION,
+  HEALING_CONDITION_TYPES,
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  PLATFORM_REF,
+  REASON,
   componentByName,
   componentSpec,
   enabledComponents,
   isEnabled,
   resolveSpec,
   type ComponentInfo,
+  type ConditionType,
   type MemoryOverride,
   type OntoPlatform,
   type OntoPlatformStatus,
+  type Reason,
   type ResolvedSpec,
 } from "../../api/index.js";
 import { ConflictError, type KubeClient, type KubeObject, type ObjectRef } from "../../kube/index.js";
-import { MANAGED_BY } from "../../render/index.js";
 import {
   errorFields,
+  metaTime,
   setCondition,
   type Condition,
   type Logger,
@@ -38,7 +48,6 @@ import {
 } from "../../runtime/index.js";
 import type { ActionRecorder, ActionVerb } from "../actions.js";
 import { mergePatchDiff } from "../platform/merge-patch.js";
-import { PLATFORM_REF } from "../platform/reconciler.js";
 import { crashLooping, diagnoseCrashLoop, type CrashDiagnosis } from "./crashloop.js";
 import { rateLimitRetryMs, rateLimited, withinWindow, type RecentAction } from "./guard.js";
 import {
@@ -47,7 +56,7 @@ import {
   type NodeView,
   type PodView,
   type WorkloadView,
-} from "./kube-views.js";
+} from "../shared/kube-views.js";
 import type { HealingMetrics } from "./metrics.js";
 import {
   assessNodeLoss,
@@ -59,18 +68,6 @@ import {
 } from "./nodes.js";
 import { oomKilledMain, oomTermination, overrideSuperseded, planMemoryRaise, sameQuantity } from "./oom.js";
 import { podUnderUpgrade } from "../upgrade/index.js";
-
-export const INSTANCE_LABEL = "app.kubernetes.io/instance";
-export const NAME_LABEL = "app.kubernetes.io/name";
-export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
-
-/** Condition types the healer owns on the OntoPlatform. */
-export const HEALING_CONDITIONS = {
-  memoryRaised: "MemoryRaised",
-  memoryAtCap: "MemoryAtCap",
-  crashLoop: "CrashLoop",
-  withheld: "HealingWithheld",
-} as const;
 
 /** How long a force-deleted pod's UID is remembered (see Healer.freed). */
 const FREED_MEMORY_MS = 10 * 60_000;
@@ -140,7 +137,7 @@ class Pass {
   }
 
   /** Sets a healer condition True, or False only when it exists (no noise on healthy platforms). */
-  condition(type: string, on: boolean, reason: string, message: string): void {
+  condition(type: ConditionType, on: boolean, reason: Reason, message: string): void {
     if (!on && !this.conditions.some((c) => c.type === type)) return;
     this.conditions = setCondition(
       this.conditions,
@@ -165,7 +162,7 @@ class Pass {
   }
 
   count(component: string, action: string): void {
-    this.recent.push({ at: this.now.toISOString().replace(/\.\d{3}Z$/, "Z"), component, action });
+    this.recent.push({ at: metaTime(this.now), component, action });
   }
 }
 
@@ -200,8 +197,8 @@ export class Healer {
     if (!spec.selfHealing.enabled) {
       // Off: no action, and no healer condition left saying something is going on. Overrides
       // already in status stay (render keeps applying them) until the spec limit passes them.
-      for (const type of Object.values(HEALING_CONDITIONS))
-        pass.condition(type, false, "HealingDisabled", "spec.selfHealing.enabled is false");
+      for (const type of HEALING_CONDITION_TYPES)
+        pass.condition(type, false, REASON.HealingDisabled, "spec.selfHealing.enabled is false");
       await this.writeStatus(pass);
       return {};
     }
@@ -226,9 +223,9 @@ export class Healer {
 
     const withheld = pass.withheld.join("; ");
     pass.condition(
-      HEALING_CONDITIONS.withheld,
+      CONDITION.HealingWithheld,
       pass.withheld.length > 0,
-      pass.withheld.length > 0 ? "GuardRail" : "NotWithheld",
+      pass.withheld.length > 0 ? REASON.GuardRail : REASON.NotWithheld,
       withheld || "no healing action is held back",
     );
     await this.writeStatus(pass);
@@ -312,23 +309,18 @@ export class Healer {
           message,
           warning: true,
         });
-        pass.condition(HEALING_CONDITIONS.memoryRaised, true, "OOMKilled", message);
+        pass.condition(CONDITION.MemoryRaised, true, REASON.OOMKilled, message);
         break;
       }
     }
     pass.condition(
-      HEALING_CONDITIONS.memoryAtCap,
+      CONDITION.MemoryAtCap,
       atCap.length > 0,
-      atCap.length > 0 ? "MemoryAtCap" : "BelowCap",
+      atCap.length > 0 ? REASON.MemoryAtCap : REASON.BelowCap,
       atCap.length > 0 ? atCap.join("; ") : "no component is OOMKilled at selfHealing.maxMemory",
     );
     if (Object.keys(pass.overrides).length === 0)
-      pass.condition(
-        HEALING_CONDITIONS.memoryRaised,
-        false,
-        "NoOverride",
-        "no memory limit raised by healing",
-      );
+      pass.condition(CONDITION.MemoryRaised, false, REASON.NoOverride, "no memory limit raised by healing");
   }
 
   /** Once status carries an override the workload does not show yet, the platform controller renders it. */
@@ -369,20 +361,20 @@ export class Healer {
       const first = looping[0];
       if (first) found.set(component, diagnoseCrashLoop(pod, component, first, lookups));
     }
-    const previous = pass.conditions.find((c) => c.type === HEALING_CONDITIONS.crashLoop);
+    const previous = pass.conditions.find((c) => c.type === CONDITION.CrashLoop);
     if (found.size === 0) {
       pass.condition(
-        HEALING_CONDITIONS.crashLoop,
+        CONDITION.CrashLoop,
         false,
-        "NoCrashLoop",
+        REASON.NoCrashLoop,
         "no platform pod is in CrashLoopBackOff",
       );
       return;
     }
     const diagnoses = [...found.entries()].sort(([a], [b]) => a.localeCompare(b));
     const message = diagnoses.map(([component, d]) => `${component}: ${d.message}`).join("; ");
-    const reason = diagnoses[0]?.[1].reason ?? "ContainerExited";
-    pass.condition(HEALING_CONDITIONS.crashLoop, true, reason, message);
+    const reason = diagnoses[0]?.[1].reason ?? REASON.ContainerExited;
+    pass.condition(CONDITION.CrashLoop, true, reason, message);
     pass.requeue(PENDING_RECHECK_MS);
     // An Event when the diagnosis is new or changed, not on every pass.
     if (previous?.status === "True" && previous.message === message) return;

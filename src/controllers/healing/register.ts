@@ -2,12 +2,12 @@
 // platform controller), keyed by OntoPlatform, woken by its platform pods (the shared Pod
 // informer of the scope, mapped to their platform by the instance and managed-by labels) and by changes in
 // node health (Ready, pressure conditions, taints), mapped to the platforms with pods on the node.
-import { GROUP, KIND, VERSION } from "../../api/index.js";
+import { PLATFORM_REF } from "../../api/index.js";
 import type { KubeClient, KubeObject } from "../../kube/index.js";
 import type { InformerSource, Logger, Manager, Predicate, Store } from "../../runtime/index.js";
 import type { ActionRecorder } from "../actions.js";
 import { Healer, platformKeyOfPod } from "./healer.js";
-import type { NodeView } from "./kube-views.js";
+import type { NodeView } from "../shared/kube-views.js";
 import { HealingMetrics } from "./metrics.js";
 
 export interface HealerRegistration {
@@ -58,7 +58,7 @@ export function registerHealer(manager: Manager, reg: HealerRegistration): Heale
     const pods = podSource(namespace);
     manager.addController({
       name: namespace ? `healer-${namespace}` : "healer",
-      for: { apiVersion: `${GROUP}/${VERSION}`, kind: KIND, ...(namespace ? { namespace } : {}) },
+      for: { ...PLATFORM_REF, ...(namespace ? { namespace } : {}) },
       watches: [
         { source: pods, map: (pod) => [platformKeyOfPod(pod)].filter((k): k is string => k !== undefined) },
         {

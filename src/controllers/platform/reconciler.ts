@@ -4,10 +4,19 @@
 // that finds nothing to change sends no request at all.
 import { randomBytes } from "node:crypto";
 import {
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  CONDITION,
+  PLATFORM_REF,
+  REASON,
   componentByName,
   resolveSpec,
   type OntoPlatform,
+  type ConditionType,
   type OntoPlatformStatus,
+  type Reason,
   type ResolvedSpec,
   type UpgradeStatus,
 } from "../../api/index.js";
@@ -15,7 +24,8 @@ import { InvalidError, type KubeClient, type KubeObject } from "../../kube/index
 import { PRODUCT_CATALOG, unknownReleases, type ReleaseCatalog } from "../../release/index.js";
 import {
   GENERATED_SECRET_LABEL,
-  MANAGED_BY,
+  apiVersionOf,
+  servedKinds,
   type Capabilities,
   type ManagedKind,
   type RenderedObject,
@@ -29,18 +39,10 @@ import { applyNeed, withAppliedHash } from "./drift.js";
 import { mergePatchDiff } from "./merge-patch.js";
 import { namespaceSecurity } from "./namespace-security.js";
 import { quotaProblems } from "./quota.js";
-import {
-  INSTANCE_LABEL,
-  apiVersionOf,
-  decodeGeneratedSecrets,
-  renderFor,
-  servedKinds,
-} from "./render-input.js";
-import { computeStatus, type SpecProblem, type WorkloadView } from "./status.js";
+import { decodeGeneratedSecrets, renderFor } from "./render-input.js";
+import { computeStatus, type SpecProblem, type ComponentWorkload } from "./status.js";
 import { verticalScalingStatus } from "./vertical.js";
 
-export const PLATFORM_REF = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
-const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 const VPA_REF = { apiVersion: "autoscaling.k8s.io/v1", kind: "VerticalPodAutoscaler" } as const;
 /** Seed 3.1: a platform that is in order is looked at again every five minutes. */
 const RESYNC_MS = 5 * 60_000;
@@ -57,7 +59,7 @@ export interface UpgradeDecision {
    */
   upgrade?: UpgradeStatus | undefined;
   /** The Upgrading condition, written with `upgrade`. */
-  condition?: { status: "True" | "False"; reason: string; message: string } | undefined;
+  condition?: { status: "True" | "False"; reason: Reason; message: string } | undefined;
   /** What was decided, recorded (Event + audit line) once the write-ahead succeeded. */
   notes?: {
     reason: string;
@@ -147,9 +149,9 @@ export class PlatformReconciler {
         observedGeneration: platform.metadata.generation ?? 0,
         conditions: this.conditionsWith(
           platform,
-          "Degraded",
+          CONDITION.Degraded,
           "True",
-          "NamespaceTaken",
+          REASON.NamespaceTaken,
           `OntoPlatform ${taken} already manages namespace ${namespace}; one platform per namespace`,
         ),
       });
@@ -165,7 +167,7 @@ export class PlatformReconciler {
         ...platform.status,
         phase: "Error",
         observedGeneration: platform.metadata.generation ?? 0,
-        conditions: this.conditionsWith(platform, "Degraded", "True", "InvalidSpec", message),
+        conditions: this.conditionsWith(platform, CONDITION.Degraded, "True", REASON.InvalidSpec, message),
       });
       return {};
     }
@@ -177,7 +179,7 @@ export class PlatformReconciler {
         ...platform.status,
         phase: platform.status?.version ? "Degraded" : "Error",
         observedGeneration: platform.metadata.generation ?? 0,
-        conditions: this.conditionsWith(platform, "Degraded", "True", "UnknownRelease", unknown),
+        conditions: this.conditionsWith(platform, CONDITION.Degraded, "True", REASON.UnknownRelease, unknown),
       });
       return {};
     }
@@ -323,7 +325,11 @@ export class PlatformReconciler {
         ...status,
         conditions: setCondition(
           status.conditions ?? [],
-          { type: "Upgrading", ...decision.condition, observedGeneration: platform.metadata.generation ?? 0 },
+          {
+            type: CONDITION.Upgrading,
+            ...decision.condition,
+            observedGeneration: platform.metadata.generation ?? 0,
+          },
           this.now(),
         ),
       };
@@ -527,7 +533,7 @@ export class PlatformReconciler {
       if (secretName && !secrets.getByName(ns, secretName)) {
         problems.push({
           field,
-          reason: "MissingTLSSecret",
+          reason: REASON.MissingTLSSecret,
           message: `Secret ${ns}/${secretName} does not exist`,
         });
       }
@@ -548,7 +554,7 @@ export class PlatformReconciler {
     spec: ResolvedSpec,
     outcome: { applyErrors: string[]; problems: SpecProblem[]; changed: number; paused: boolean },
   ): OntoPlatformStatus {
-    const workloads = new Map<string, WorkloadView>();
+    const workloads = new Map<string, ComponentWorkload>();
     const unschedulable = this.unschedulablePods(platform);
     for (const component of ["Deployment", "StatefulSet"] as const) {
       const store = this.deps.cache({ apiVersion: "apps/v1", kind: component }, platform.metadata.namespace);
@@ -556,7 +562,7 @@ export class PlatformReconciler {
         const info = componentByName(obj.metadata?.name ?? "");
         if (!info || info.kind !== component) continue;
         if (obj.metadata?.labels?.[INSTANCE_LABEL] !== platform.metadata.name) continue;
-        const view = obj as KubeObject & Pick<WorkloadView, "spec" | "status">;
+        const view = obj as KubeObject & Pick<ComponentWorkload, "spec" | "status">;
         workloads.set(info.name, {
           kind: component,
           ...(obj.metadata.generation !== undefined ? { generation: obj.metadata.generation } : {}),
@@ -654,7 +660,7 @@ export class PlatformReconciler {
     const found = new Map<string, string>();
     for (const pod of this.deps.cache({ apiVersion: "v1", kind: "Pod" }, ns).byNamespace(ns)) {
       const labels = pod.metadata?.labels;
-      const component = labels?.["app.kubernetes.io/name"];
+      const component = labels?.[NAME_LABEL];
       if (!component || labels[INSTANCE_LABEL] !== platform.metadata.name || pod.metadata?.deletionTimestamp)
         continue;
       const conditions = (
@@ -670,9 +676,9 @@ export class PlatformReconciler {
 
   private conditionsWith(
     platform: OntoPlatform,
-    type: string,
+    type: ConditionType,
     status: "True" | "False",
-    reason: string,
+    reason: Reason,
     message: string,
   ) {
     const others = (platform.status?.conditions ?? []).filter((c) => c.type !== type);

@@ -12,7 +12,7 @@ import { componentSpec, enabledComponents, type ResolvedSpec, type VerticalState
 import { Quantity } from "../../api/quantity.js";
 import type { KubeObject } from "../../kube/index.js";
 import { verticalResources } from "../../render/index.js";
-import { INSTANCE_LABEL } from "./render-input.js";
+import { INSTANCE_LABEL } from "../../api/index.js";
 
 type Amounts = { cpu?: string; memory?: string };
 type Resource = "cpu" | "memory";
