@@ -102,6 +102,10 @@ export {
 } from "./leader-election.js";
 export { createLogger, errorFields, silentLogger, type Logger, type LoggerOptions } from "./logging.js";
 export { Manager, type LeaderElectionSettings, type ManagerOptions } from "./manager.js";
+export { canonical, mergePatchDiff } from "./merge-patch.js";
+export { reconcileObjects, type ObjectReconcileFn } from "./object-reconciler.js";
+export { patchStatus, type StatusPatchOptions, type StatusRead } from "./status-patch.js";
+export { CacheNotSyncedError, syncedStore, type ReadonlyStore } from "./synced-store.js";
 export { RuntimeMetrics, sharedCounter, sharedHistogram } from "./metrics.js";
 export {
   annotationsChanged,

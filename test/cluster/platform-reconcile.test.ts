@@ -240,8 +240,8 @@ describe("the production sample", () => {
     const requests: RequestRecord[] = [];
     const stop = operator.manager.client.onRequest((r) => requests.push(r));
     try {
-      await operator.reconciler.reconcile({ key: `${ns}/${NAME}`, namespace: ns, name: NAME });
-      await operator.reconciler.reconcile({ key: `${ns}/${NAME}`, namespace: ns, name: NAME });
+      await operator.reconcileNow(`${ns}/${NAME}`);
+      await operator.reconcileNow(`${ns}/${NAME}`);
     } finally {
       stop();
     }

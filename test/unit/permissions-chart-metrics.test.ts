@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ActionRecorder } from "../../src/controllers/actions.js";
+import { ActionRecorder } from "../../src/controllers/shared/actions.js";
 import { HealingMetrics } from "../../src/controllers/healing/metrics.js";
 import { UpgradeMetrics } from "../../src/controllers/upgrade/metrics.js";
 import { RuntimeMetrics } from "../../src/runtime/metrics.js";

@@ -1,6 +1,7 @@
 // How the operator turns an OntoPlatform and what the cluster holds into render's input. Shared
 // by the reconciler (reading its caches) and by `onto diff` (reading the cluster directly), so
 // both render exactly the same objects for the same platform.
+import { randomBytes } from "node:crypto";
 import { INSTANCE_LABEL, type OntoPlatform, type ResolvedSpec } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import type { ReleaseCatalog } from "../../release/index.js";
@@ -13,6 +14,13 @@ import {
   type SecretGenerator,
   type UpgradeStep,
 } from "../../render/index.js";
+
+/** 32 characters from a URL-safe alphabet; `length` caps it for keys that need fewer. */
+export const randomSecret: SecretGenerator = ({ length }) =>
+  randomBytes(Math.ceil((length * 3) / 4) + 3)
+    .toString("base64url")
+    .replace(/[-_]/g, "x")
+    .slice(0, length);
 
 /** Decoded values of `platformName`'s generated Secrets among `secrets` (others are ignored). */
 export function decodeGeneratedSecrets(

@@ -27,9 +27,9 @@ import {
 import type { KubeObject } from "../../kube/index.js";
 import { PRODUCT_CATALOG, type ImageSource, type ReleaseCatalog } from "../../release/index.js";
 import { TRACK_LABEL, canaryName, type ComponentRollout, type UpgradeStep } from "../../render/index.js";
-import { metaTime, type Store } from "../../runtime/index.js";
+import { CacheNotSyncedError, metaTime, type ReadonlyStore } from "../../runtime/index.js";
 import type { Registry } from "prom-client";
-import type { PlatformHooks, UpgradeDecision } from "../platform/reconciler.js";
+import type { PlatformHooks, UpgradeDecision } from "../shared/upgrade-decision.js";
 import { isTerminating, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import {
   deploymentRolledOut,
@@ -64,7 +64,7 @@ export const POD: Ref = { apiVersion: "v1", kind: "Pod" };
 
 export interface UpgradeOrchestratorDeps {
   /** The informer cache of a kind in a namespace (Deployments, StatefulSets, Pods, OntoPlatforms). */
-  cache: (kind: Ref, namespace: string) => Store<KubeObject>;
+  cache: (kind: Ref, namespace: string) => ReadonlyStore<KubeObject>;
   /** Registry for onto_upgrade_duration_seconds and onto_upgrades_total. */
   registry: Registry;
   releases?: ReleaseCatalog | undefined;
@@ -111,7 +111,14 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     const ns = pod.metadata?.namespace ?? "";
     const name = pod.metadata?.labels?.[INSTANCE_LABEL];
     if (!name) return [];
-    const platform = this.deps.cache(PLATFORM_REF, ns).getByName(ns, name) as OntoPlatform | undefined;
+    let platform: OntoPlatform | undefined;
+    try {
+      platform = this.deps.cache(PLATFORM_REF, ns).getByName(ns, name) as OntoPlatform | undefined;
+    } catch (err) {
+      // Before the platforms are cached, their first list enqueues every one of them anyway.
+      if (err instanceof CacheNotSyncedError) return [];
+      throw err;
+    }
     const phase = platform?.status?.upgrade?.phase;
     return phase && ACTIVE.has(phase) ? [`${ns}/${name}`] : [];
   };
