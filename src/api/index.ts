@@ -49,6 +49,7 @@ export { ontoPlatformCrd, ontoPlatformCrdYaml } from "./crd.js";
 export { validateOntoPlatform, validateSpec } from "./validate.js";
 export type { ValidationIssue } from "./validate.js";
 export { validateYamlStream } from "./documents.js";
+export { withSection, type GeneratedSection } from "./generated-section.js";
 export type { DocumentReport } from "./documents.js";
 export {
   IMAGE_DIGEST,

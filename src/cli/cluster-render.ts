@@ -4,9 +4,12 @@
 // the cluster, never generated again; a Secret that does not exist yet gets a placeholder, which
 // is never printed).
 import { INSTANCE_LABEL, resolveSpec, type OntoPlatform } from "../api/index.js";
-import { discoverCapabilities } from "../controllers/operator.js";
-import { withAppliedHash } from "../controllers/platform/drift.js";
-import { decodeGeneratedSecrets, renderFor } from "../controllers/platform/render-input.js";
+import {
+  decodeGeneratedSecrets,
+  discoverCapabilities,
+  renderFor,
+  withAppliedHash,
+} from "../controllers/index.js";
 import type { KubeClient } from "../kube/index.js";
 import { clusterCatalog } from "./releases.js";
 import {

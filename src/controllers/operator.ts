@@ -27,8 +27,8 @@ import {
   reconcileObjects,
 } from "../runtime/index.js";
 import { ActionRecorder, auditSink } from "./shared/actions.js";
-import { registerHealer } from "./healing/register.js";
-import { PlatformReconciler } from "./platform/reconciler.js";
+import { registerHealer } from "./healing/index.js";
+import { PlatformReconciler } from "./platform/index.js";
 import { registerReleases } from "./releases/index.js";
 import type { PlatformHooks } from "./shared/upgrade-decision.js";
 import { POD, UpgradeOrchestrator } from "./upgrade/index.js";

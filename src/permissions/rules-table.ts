@@ -1,6 +1,6 @@
 // The operator's RBAC rules as a Markdown table, for docs/operations/install.md (written there
 // by `npm run generate` between two markers, so the page always shows the rules the roles hold).
-import { withSection } from "../api/generated-section.js";
+import { withSection } from "../api/index.js";
 import { clusterScopedRules, leaderElectionRules, platformRules, type ExplainedRule } from "./rules.js";
 
 export const TABLE_BEGIN = "<!-- BEGIN generated RBAC rules (npm run generate) -->";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { GROUP, PLURAL } from "../api/constants.js";
+import { GROUP, PLURAL } from "../api/index.js";
 import { OPTIONAL_API_VERSIONS, renderFile } from "../cli/commands/render.js";
 import { MANAGED_KINDS } from "../render/index.js";
 import { rbacObjects, serviceAccount, type RbacObject } from "./rbac.js";

@@ -81,3 +81,4 @@ export {
   type ManagedKind,
   type OptionalApi,
 } from "./kinds.js";
+export { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";

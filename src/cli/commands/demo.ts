@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { parse } from "yaml";
 import { PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
-import { pathRefusal } from "../../controllers/upgrade/plan.js";
+import { pathRefusal } from "../../controllers/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.js";
 import { clusterUp } from "../../localcluster/launcher.js";
 import { ensureOperatorProcess } from "../../localcluster/operator-process.js";

@@ -16,9 +16,7 @@ import {
   type OntoPlatform,
 } from "../../api/index.js";
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
-import { FORCE_ANNOTATION } from "../../controllers/upgrade/index.js";
-import { namespaceSecurity } from "../../controllers/platform/namespace-security.js";
-import { pathRefusal } from "../../controllers/upgrade/plan.js";
+import { FORCE_ANNOTATION, namespaceSecurity, pathRefusal } from "../../controllers/index.js";
 import { clusterCatalog } from "../releases.js";
 import {
   GENERATED_SECRET_LABEL,

@@ -5,9 +5,8 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { Document, stringify } from "yaml";
-import { resolveSpec } from "../../api/index.js";
+import { resolveSpec, validateYamlStream } from "../../api/index.js";
 import type { OntoPlatformSpec } from "../../api/index.js";
-import { validateYamlStream } from "../../api/documents.js";
 import { releaseFor } from "../../release/index.js";
 import { OPTIONAL_APIS, capabilitiesFrom, optionalApi, renderPlatform } from "../../render/index.js";
 import type { Capabilities, RenderedObject } from "../../render/index.js";

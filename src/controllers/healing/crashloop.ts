@@ -4,7 +4,7 @@
 // (Postgres, Kafka, Redis, MinIO, Nessie, Temporal) that is not Ready, else the exit code and
 // termination message of the last run. Pure: lookups come in as functions over the caches.
 import { REASON, type Reason } from "../../api/index.js";
-import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "../../render/endpoints.js";
+import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "../../render/index.js";
 import type { ContainerStatus, ContainerView, PodView } from "../shared/kube-views.js";
 
 export const CRASH_LOOP = "CrashLoopBackOff";

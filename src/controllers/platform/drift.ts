@@ -10,7 +10,7 @@
 // Written by hand: server-side apply's own dry run answers the same question, but costs a request
 // per object per reconcile, and a no-op reconcile must send none.
 import { createHash } from "node:crypto";
-import { Quantity } from "../../api/quantity.js";
+import { Quantity } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import type { RenderedObject } from "../../render/index.js";
 import { canonical } from "../../runtime/index.js";
