@@ -2,33 +2,13 @@
 // pool no node belongs to leaves every pod Pending, and the component's message carries the
 // scheduler's own words; fixing the spec brings the platform to Running.
 import { PLATFORM_REF } from "../../src/api/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { describe, expect, it } from "vitest";
+import { eventually } from "../support/cluster.js";
+import { useOperator } from "../support/operator.js";
+import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
 
 const NAME = "onto-minimal";
-let client: KubeClient;
-let ns = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("status");
-  operator = await startOperator([ns]);
-});
-
-afterAll(async () => {
-  await operator?.stop();
-});
+const { client, ns } = useOperator({ namespaces: ["status"] });
 
 describe("component status", () => {
   it("carries the scheduler's reason for pods it cannot place, until the spec is fixed", async () => {

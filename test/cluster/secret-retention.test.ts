@@ -3,18 +3,18 @@
 // credentials it generated the first time (its retained volumes still hold data those credentials
 // open); under Delete they go with the platform. What the real Postgres does with them is proven
 // on the real node.
+import { useOperator } from "../support/operator.js";
 import { PLATFORM_REF } from "../../src/api/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient, KubeObject } from "../../src/kube/index.js";
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/kube/index.js";
 import { GENERATED_SECRET_LABEL } from "../../src/render/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import { adminClient, installCrd, loadSample, startOperator, waitForPhase } from "../support/platform.js";
+import { eventually } from "../support/cluster.js";
+import { loadSample, waitForPhase } from "../support/platform.js";
 
 type Secret = KubeObject & { data?: Record<string, string> };
 const NAME = "onto-minimal";
-let client: KubeClient;
-let ns = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
+const fx = useOperator({ namespaces: ["secret-retention"] });
+const { client, ns } = fx;
 
 async function generatedSecrets(): Promise<Secret[]> {
   const list = await client.list<Secret>("v1", "Secret", {
@@ -50,17 +50,6 @@ async function deletePlatform(): Promise<void> {
     120_000,
   );
 }
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("secret-retention");
-  operator = await startOperator([ns]);
-});
-
-afterAll(async () => {
-  await operator?.stop();
-});
 
 describe("generated Secrets under retentionPolicy.secrets", () => {
   it("Retain: they outlive the platform and a platform created again reuses their values", async () => {

@@ -133,11 +133,19 @@ export function isTerminating(obj: KubeObject): boolean {
   return Boolean(obj.metadata?.deletionTimestamp);
 }
 
-export function podCondition(pod: PodView, type: string): PodCondition | undefined {
+/** What a pod's conditions are read from (a PodView, or another client's Pod type). */
+export interface WithConditions<C extends { type: string; status: string }> {
+  status?: { conditions?: readonly C[] | undefined } | undefined;
+}
+
+export function podCondition<C extends { type: string; status: string }>(
+  pod: WithConditions<C>,
+  type: string,
+): C | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);
 }
 
 /** The pod's Ready condition is True. */
-export function isPodReady(pod: PodView): boolean {
+export function isPodReady(pod: WithConditions<{ type: string; status: string }>): boolean {
   return podCondition(pod, "Ready")?.status === "True";
 }
