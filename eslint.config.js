@@ -3,7 +3,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-/** Every folder of src/ that is a layer, and the layers each may import (DESIGN.md). */
+/** Every folder of src/ that is a layer, and the layers each may import (README.md, "Layout"). */
 const LAYERS = {
   api: [],
   release: ["api"],
@@ -104,7 +104,7 @@ export default tseslint.config(
       ],
     },
   },
-  // The layers of DESIGN.md ("The shape of the code"): which folder of src/ may import which, and
+  // The layers (README.md, "Layout"): which folder of src/ may import which, and
   // only through the other folder's public surface (its index.ts). Tests beside a module are not
   // a layer (they may reach into what they test); test/ is not linted by these rules.
   ...layerRules(),

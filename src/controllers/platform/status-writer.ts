@@ -10,7 +10,7 @@ import { writePlatformStatus } from "../shared/platform-status.js";
 /**
  * Whether the cache's resourceVersion is older than one this process wrote. Resource versions are
  * opaque to clients in general; the API server's etcd storage makes them increasing integers, and
- * anything else is taken as caught up (the cache is then trusted, as before this guard existed).
+ * anything else is taken as caught up (the cache is then trusted as it is).
  */
 export function olderThan(cached: string | undefined, written: string): boolean {
   if (cached === undefined) return true;
