@@ -3,6 +3,7 @@
 // clock and the colours are arguments, so the layout is unit-tested without a terminal.
 import {
   COMPONENTS,
+  CONDITION,
   PLANES,
   type Condition,
   type OntoPlatform,
@@ -299,9 +300,9 @@ export function binaryBytes(quantity: string): string {
 
 /** Good news is green: Degraded=False is fine, Available=False is not. */
 function conditionStatus(c: Condition, colors: Palette): string {
-  const goodWhenTrue = c.type !== "Degraded" && c.type !== "Progressing";
+  const goodWhenTrue = c.type !== CONDITION.Degraded && c.type !== CONDITION.Progressing;
   if (c.status === "Unknown") return colors.yellow(c.status);
-  if (c.type === "Progressing") return c.status === "True" ? colors.yellow(c.status) : c.status;
+  if (c.type === CONDITION.Progressing) return c.status === "True" ? colors.yellow(c.status) : c.status;
   const good = (c.status === "True") === goodWhenTrue;
   return good ? colors.green(c.status) : colors.red(c.status);
 }

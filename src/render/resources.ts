@@ -2,7 +2,7 @@
 // (tenant ResourceQuotas refuse pods without them) and never a request above its limit, with
 // the healer's memory override (raised after an OOMKill, persisted in status) on top.
 import type { ResourceList, ResourceRequirements } from "./objects.js";
-import { Quantity } from "../api/quantity.js";
+import { Quantity } from "../api/index.js";
 
 /** Requests set from a VerticalPodAutoscaler recommendation (status.verticalScaling[].applied). */
 export interface AppliedRequests {

@@ -2,6 +2,7 @@
 // Service(s), ServiceAccount, ConfigMap (checksum on the pod template), HPA, PDB, anti-affinity,
 // zone spread, restricted pod security and the node pool. Families describe what differs
 // (containers, ports, storage); everything a production cluster expects of every pod lives here once.
+import { VERSION_LABEL } from "../api/index.js";
 import { checksumOf } from "./checksum.js";
 import {
   CONFIG_CHECKSUM_ANNOTATION,
@@ -199,7 +200,7 @@ function podTemplate(
   if (input.config) annotations[CONFIG_CHECKSUM_ANNOTATION] = checksumOf(input.config);
   // No version label on pods: a platform version that keeps a component's image (a patch release
   // that only moves other components) must not restart it; the workload carries the version.
-  const { "app.kubernetes.io/version": _version, ...labels } = commonLabels(input.owner);
+  const { [VERSION_LABEL]: _version, ...labels } = commonLabels(input.owner);
   return {
     metadata: {
       labels: { ...labels, [TRACK_LABEL]: track },
@@ -235,7 +236,7 @@ function podTemplate(
 
 function volumeClaimTemplates(input: WorkloadInput, placement: PodPlacement): Record<string, unknown>[] {
   // Claim templates are immutable: only labels that never change (no version) go on them.
-  const { "app.kubernetes.io/version": _version, ...stableLabels } = commonLabels(input.owner);
+  const { [VERSION_LABEL]: _version, ...stableLabels } = commonLabels(input.owner);
   return (input.volumeClaims ?? []).map((claim) => ({
     metadata: { name: claim.name, labels: stableLabels },
     spec: {

@@ -4,11 +4,12 @@
 // behaviour (the seed's policies, with windows shortened through autoscaling.behavior). Meanwhile
 // every request the operator sends is counted: it must send no write to the scaled Deployment
 // (the HPA owns `replicas`). The test prints the replica timeline it measured.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient, KubeObject, RequestRecord } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
+import { useOperator } from "../support/operator.js";
+import { describe, expect, it } from "vitest";
+import type { KubeObject, RequestRecord } from "../../src/kube/index.js";
+import { eventually } from "../support/cluster.js";
 import { simulateLoad } from "../support/load.js";
-import { adminClient, installCrd, loadSample, startOperator, waitForPhase } from "../support/platform.js";
+import { loadSample } from "../support/platform.js";
 
 const NAME = "onto-minimal";
 const COMPONENT = "ontology-service";
@@ -20,9 +21,27 @@ const TARGET_PERCENT = 50;
 const UP = { pods: 2, periodSeconds: 15, stabilizationWindowSeconds: 0 };
 const DOWN = { pods: 1, periodSeconds: 15, stabilizationWindowSeconds: 30 };
 
-let client: KubeClient;
-let ns = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
+const fx = useOperator({
+  namespaces: ["hpa"],
+  waitMs: 300_000,
+  platform: (namespace) => {
+    const platform = loadSample("minimal.yaml", namespace);
+    platform.spec.controlPlane = {
+      ontologyService: {
+        resources: { requests: { cpu: `${REQUEST_MILLI}m`, memory: "256Mi" } },
+        autoscaling: {
+          enabled: true,
+          minReplicas: MIN,
+          maxReplicas: MAX,
+          targetCPUUtilization: TARGET_PERCENT,
+          behavior: { scaleUp: UP, scaleDown: DOWN },
+        },
+      },
+    };
+    return platform;
+  },
+});
+const { client, ns } = fx;
 
 interface Sample {
   t: number;
@@ -40,38 +59,12 @@ type Hpa = KubeObject & {
 };
 type Deployment = KubeObject & { spec?: { replicas?: number } };
 
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("hpa");
-  operator = await startOperator([ns]);
-  const platform = loadSample("minimal.yaml", ns);
-  platform.spec.controlPlane = {
-    ontologyService: {
-      resources: { requests: { cpu: `${REQUEST_MILLI}m`, memory: "256Mi" } },
-      autoscaling: {
-        enabled: true,
-        minReplicas: MIN,
-        maxReplicas: MAX,
-        targetCPUUtilization: TARGET_PERCENT,
-        behavior: { scaleUp: UP, scaleDown: DOWN },
-      },
-    },
-  };
-  await client.apply(platform);
-  await waitForPhase(client, ns, NAME, "Running", 300_000);
-}, 400_000);
-
-afterAll(async () => {
-  await operator?.stop();
-});
-
 describe("HPA driven by metrics-server", () => {
   it("scales ontology-service up and down by the spec's behaviour; the operator never writes the Deployment", async () => {
     const started = Date.now();
     const seconds = () => Math.round((Date.now() - started) / 1000);
     const requests: RequestRecord[] = [];
-    const stopCounting = operator.manager.client.onRequest((r) => requests.push(r));
+    const stopCounting = fx.operator.manager.client.onRequest((r) => requests.push(r));
     const load = simulateLoad(client, {
       namespace: ns,
       platform: NAME,

@@ -3,29 +3,40 @@
 // module) writes recommendations into the VerticalPodAutoscalers the operator created, and the
 // operator shows them in status and `onto status` and, in mode Apply, sets the requests through
 // a normal rolling update. A component an HPA scales on CPU gets memory recommendations only.
+import { useOperator } from "../support/operator.js";
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OntoPlatform, VerticalState } from "../../src/api/index.js";
-import type { KubeClient, KubeObject } from "../../src/kube/index.js";
-import { createTestNamespace, eventually, kubeconfigPath } from "../support/cluster.js";
+import type { KubeObject } from "../../src/kube/index.js";
+import { eventually, kubeconfigPath } from "../support/cluster.js";
 import { simulateLoad, type Load } from "../support/load.js";
-import {
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { loadSample, readPlatform } from "../support/platform.js";
 
 const NAME = "onto-minimal";
 const APPLY = "schema-registry";
 const HPA = "ontology-service";
 const BOUNDS = { minAllowed: { cpu: "100m", memory: "128Mi" }, maxAllowed: { cpu: "2", memory: "2Gi" } };
 
-let client: KubeClient;
-let ns = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
+const fx = useOperator({
+  namespaces: ["vpa"],
+  waitMs: 300_000,
+  platform: (namespace) => {
+    const platform = loadSample("minimal.yaml", namespace);
+    platform.spec.controlPlane = {
+      schemaRegistry: {
+        resources: { requests: { cpu: "250m", memory: "256Mi" } },
+        verticalScaling: { mode: "Apply", ...BOUNDS },
+      },
+      ontologyService: {
+        resources: { requests: { cpu: "200m", memory: "256Mi" } },
+        autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 4, targetCPUUtilization: 80 },
+        verticalScaling: { mode: "Recommend" },
+      },
+    };
+    return platform;
+  },
+});
+const { client, ns } = fx;
 const loads: Load[] = [];
 
 type Deployment = KubeObject & {
@@ -56,25 +67,7 @@ function parse(q: string): number {
   return Number(m?.[1]) * (unit[m?.[2] ?? ""] ?? NaN);
 }
 
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("vpa");
-  operator = await startOperator([ns]);
-  const platform = loadSample("minimal.yaml", ns);
-  platform.spec.controlPlane = {
-    schemaRegistry: {
-      resources: { requests: { cpu: "250m", memory: "256Mi" } },
-      verticalScaling: { mode: "Apply", ...BOUNDS },
-    },
-    ontologyService: {
-      resources: { requests: { cpu: "200m", memory: "256Mi" } },
-      autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 4, targetCPUUtilization: 80 },
-      verticalScaling: { mode: "Recommend" },
-    },
-  };
-  await client.apply(platform);
-  await waitForPhase(client, ns, NAME, "Running", 300_000);
+beforeAll(() => {
   // 600m and 700Mi per schema-registry pod (more than the 250m/256Mi it requests); ontology-service
   // at 100m per pod over its 2 pods, 300Mi each.
   loads.push(
@@ -93,11 +86,10 @@ beforeAll(async () => {
       memoryPerPod: "300Mi",
     }),
   );
-}, 400_000);
+});
 
 afterAll(async () => {
   for (const load of loads) await load.stop();
-  await operator?.stop();
 });
 
 describe("vertical scaling from the VPA recommender", () => {

@@ -8,11 +8,18 @@
 // they are more than 20% off the target, and then at most once an hour (a young history gives a
 // wide range; the first mismatch with the spec's requests is corrected at once). Applied requests
 // are the target within the component's minAllowed..maxAllowed (and, in render, at most the limit).
-import { componentSpec, enabledComponents, type ResolvedSpec, type VerticalState } from "../../api/index.js";
-import { Quantity } from "../../api/quantity.js";
+import {
+  INSTANCE_LABEL,
+  Quantity,
+  componentSpec,
+  enabledComponents,
+  type ResolvedSpec,
+  type VerticalState,
+} from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import { verticalResources } from "../../render/index.js";
-import { INSTANCE_LABEL } from "./render-input.js";
+
+export const VPA_REF = { apiVersion: "autoscaling.k8s.io/v1", kind: "VerticalPodAutoscaler" } as const;
 
 type Amounts = { cpu?: string; memory?: string };
 type Resource = "cpu" | "memory";

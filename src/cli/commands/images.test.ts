@@ -3,12 +3,12 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { COMPONENTS, resolveSpec } from "../../src/api/index.js";
-import { formatImageList, releaseImages } from "../../src/cli/commands/images.js";
-import { releaseFor } from "../../src/release/index.js";
-import { renderPlatform } from "../../src/render/index.js";
+import { COMPONENTS, resolveSpec } from "../../api/index.js";
+import { formatImageList, releaseImages } from "./images.js";
+import { releaseFor } from "../../release/index.js";
+import { renderPlatform } from "../../render/index.js";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const onto = (...args: string[]) =>
   spawnSync("npx", ["tsx", "src/cli/main.ts", "images", ...args], { cwd: ROOT, encoding: "utf8" });
 

@@ -1,7 +1,7 @@
 // completeResources: every container ends up with requests and limits, never a default above
 // what the user set, with the healer's memory override on top.
 import { describe, expect, it } from "vitest";
-import { completeResources } from "../../src/render/resources.js";
+import { completeResources } from "./resources.js";
 
 const FALLBACK = { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "1", memory: "1Gi" } };
 const FIELD = "spec.controlPlane.ontologyService.resources";

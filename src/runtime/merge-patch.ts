@@ -3,9 +3,21 @@
 // merge patch only removes what it sets to null), so the status writer sends this diff instead.
 // Written by hand: the npm diff libraries produce JSON Patch (RFC 6902), not merge patches.
 
-import { canonical } from "./drift.js";
-
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** `value` with object keys sorted, deeply: equal content gives equal JSON. */
+export function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = canonical(v);
+    }
+    return out;
+  }
+  return value;
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);

@@ -4,8 +4,8 @@
 // value can reach the Event stream or the audit log.
 import { createWriteStream, type WriteStream } from "node:fs";
 import type { Counter, Registry } from "prom-client";
-import type { KubeObject } from "../kube/index.js";
-import { sharedCounter, type EventRecorder } from "../runtime/index.js";
+import type { KubeObject } from "../../kube/index.js";
+import { sharedCounter, type EventRecorder } from "../../runtime/index.js";
 
 export type ActionVerb = "create" | "update" | "delete" | "force-delete" | "patch" | "status";
 

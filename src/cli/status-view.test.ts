@@ -1,12 +1,12 @@
 // The status tree, progress bar, ages and upgrade progress of `onto status` / `onto upgrade`,
 // from fixed platforms and a fixed clock (no cluster, no terminal).
 import { describe, expect, it } from "vitest";
-import type { OntoPlatform } from "../../src/api/index.js";
-import { nextVersion } from "../../src/cli/commands/demo.js";
-import { untilOutcome } from "../../src/cli/commands/status.js";
-import { progressLine, upgradeProgress } from "../../src/cli/commands/upgrade.js";
-import { plain } from "../../src/cli/output.js";
-import { age, formatStatus, progressBar, table, upgradeLine } from "../../src/cli/status-view.js";
+import type { OntoPlatform } from "../api/index.js";
+import { nextVersion } from "./commands/demo.js";
+import { untilOutcome } from "./commands/status.js";
+import { progressLine, upgradeProgress } from "./commands/upgrade.js";
+import { plain } from "./output.js";
+import { age, formatStatus, progressBar, table, upgradeLine } from "./status-view.js";
 
 const NOW = new Date("2026-11-30T03:00:00Z");
 

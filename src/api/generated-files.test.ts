@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { generatedFiles } from "../../src/api/generated-files.js";
+import { generatedFiles } from "./generated-files.js";
 
 describe("generated files", () => {
   for (const [path, content] of generatedFiles()) {

@@ -5,10 +5,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ActionRecorder } from "../../src/controllers/actions.js";
-import { HealingMetrics } from "../../src/controllers/healing/metrics.js";
-import { UpgradeMetrics } from "../../src/controllers/upgrade/metrics.js";
-import { RuntimeMetrics } from "../../src/runtime/metrics.js";
+import { ActionRecorder } from "../controllers/shared/actions.js";
+import { HealingMetrics } from "../controllers/healing/metrics.js";
+import { UpgradeMetrics } from "../controllers/upgrade/metrics.js";
+import { RuntimeMetrics } from "../runtime/metrics.js";
 
 const chart = join(import.meta.dirname, "../../charts/onto-operator");
 /** Prometheus' own series. */

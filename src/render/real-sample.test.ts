@@ -4,10 +4,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Quantity, resolveSpec, type OntoPlatform } from "../../src/api/index.js";
-import { validateYamlStream } from "../../src/api/documents.js";
-import { renderPlatform, type RenderedObject } from "../../src/render/index.js";
-import { LOCAL_CATALOG, localReleases } from "../support/local-releases.js";
+import { Quantity, resolveSpec, type OntoPlatform } from "../api/index.js";
+import { validateYamlStream } from "../api/documents.js";
+import { renderPlatform, type RenderedObject } from "./index.js";
+import { LOCAL_CATALOG, localReleases } from "../../test/support/local-releases.js";
 
 const text = readFileSync(join(import.meta.dirname, "../../samples/real.yaml"), "utf8");
 const REAL = "onto.paas/node-kind";

@@ -1,6 +1,9 @@
-// The few fields of Pods and Nodes the healer reads, typed once. The caches hold whole objects;
-// these views name what the decisions depend on, nothing more.
+// The few fields of Pods, Nodes and workloads the controllers read, typed once. The caches hold
+// whole objects; these views name what the decisions depend on, nothing more.
 import type { KubeObject } from "../../kube/index.js";
+
+/** StatefulSet pods carry the revision they were created from in this label. */
+export const REVISION_LABEL = "controller-revision-hash";
 
 export interface ContainerTermination {
   exitCode?: number;
@@ -54,6 +57,14 @@ export interface VolumeView {
   };
 }
 
+export interface PodCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
 export type PodView = KubeObject & {
   spec?: {
     nodeName?: string;
@@ -65,7 +76,7 @@ export type PodView = KubeObject & {
     phase?: string;
     reason?: string;
     message?: string;
-    conditions?: { type: string; status: string }[];
+    conditions?: PodCondition[];
     containerStatuses?: ContainerStatus[];
     initContainerStatuses?: ContainerStatus[];
   };
@@ -91,12 +102,25 @@ export type NodeView = KubeObject & {
   status?: { conditions?: NodeCondition[] };
 };
 
+/** The status fields of a Deployment or StatefulSet the operator reads. */
+export interface WorkloadStatus {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReplicas?: number;
+  availableReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+}
+
+/** A Deployment or StatefulSet as the caches hold it. */
 export type WorkloadView = KubeObject & {
   spec?: {
     replicas?: number;
+    updateStrategy?: { rollingUpdate?: { partition?: number } };
     template?: { spec?: { containers?: ContainerView[] } };
   };
-  status?: { readyReplicas?: number; replicas?: number };
+  status?: WorkloadStatus;
 };
 
 /** The pod's controlling owner kind (ReplicaSet, StatefulSet, Job ...), if any. */
@@ -104,6 +128,24 @@ export function controllerKind(pod: KubeObject): string | undefined {
   return pod.metadata?.ownerReferences?.find((r) => r.controller)?.kind;
 }
 
+/** Deleted, waiting for its finalizers or its kubelet. */
 export function isTerminating(obj: KubeObject): boolean {
   return Boolean(obj.metadata?.deletionTimestamp);
+}
+
+/** What a pod's conditions are read from (a PodView, or another client's Pod type). */
+export interface WithConditions<C extends { type: string; status: string }> {
+  status?: { conditions?: readonly C[] | undefined } | undefined;
+}
+
+export function podCondition<C extends { type: string; status: string }>(
+  pod: WithConditions<C>,
+  type: string,
+): C | undefined {
+  return pod.status?.conditions?.find((c) => c.type === type);
+}
+
+/** The pod's Ready condition is True. */
+export function isPodReady(pod: WithConditions<{ type: string; status: string }>): boolean {
+  return podCondition(pod, "Ready")?.status === "True";
 }

@@ -3,9 +3,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { validateYamlStream } from "../../src/api/documents.js";
-import { resolveSpec } from "../../src/api/defaults.js";
-import type { OntoPlatform } from "../../src/api/schema.js";
+import { validateYamlStream } from "./documents.js";
+import { resolveSpec } from "./defaults.js";
+import type { OntoPlatform } from "./schema.js";
 
 const samples = join(import.meta.dirname, "../../samples");
 const read = (path: string) => readFileSync(join(samples, path), "utf8");

@@ -10,11 +10,11 @@ import {
   UID_PLACEHOLDER,
   formatObjects,
   renderFile,
-} from "../../src/cli/commands/render.js";
+} from "./render.js";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const PRODUCTION_FILE = "src/render/testdata/production.yaml";
-const production = readFileSync(new URL(`../../${PRODUCTION_FILE}`, import.meta.url), "utf8");
+const production = readFileSync(new URL(`../../../${PRODUCTION_FILE}`, import.meta.url), "utf8");
 
 describe("renderFile and formatObjects", () => {
   it("prints one YAML document per object, parsing back to the same objects", () => {

@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
-import { UpgradeMetrics } from "../../src/controllers/upgrade/metrics.js";
-import { ensureHelm } from "../../src/localcluster/helm.js";
-import { ensurePromtool } from "../../src/localcluster/monitoring-build.js";
-import { RuntimeMetrics } from "../../src/runtime/metrics.js";
+import { UpgradeMetrics } from "../controllers/upgrade/metrics.js";
+import { ensureHelm } from "../localcluster/helm.js";
+import { ensurePromtool } from "../localcluster/monitoring-build.js";
+import { RuntimeMetrics } from "../runtime/metrics.js";
 
 const chart = join(import.meta.dirname, "../../charts/onto-operator");
 const RELEASE = "onto-operator";

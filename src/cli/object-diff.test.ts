@@ -1,9 +1,9 @@
 // Field-level diff of `onto diff`: named list elements matched by name, server-maintained fields
 // skipped, Secret values never shown, multi-line values by line.
 import { describe, expect, it } from "vitest";
-import { formatDiffs } from "../../src/cli/commands/diff.js";
-import { HIDDEN, diffObjects, formatChange, formatValue } from "../../src/cli/object-diff.js";
-import { plain } from "../../src/cli/output.js";
+import { formatDiffs } from "./commands/diff.js";
+import { HIDDEN, diffObjects, formatChange, formatValue } from "./object-diff.js";
+import { plain } from "./output.js";
 
 describe("diffObjects", () => {
   it("lists changed, added and removed fields by path", () => {

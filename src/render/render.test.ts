@@ -3,8 +3,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { COMPONENTS, resolveSpec, type OntoPlatformSpec } from "../../src/api/index.js";
-import { imageFor, releaseFor } from "../../src/release/index.js";
+import { COMPONENTS, resolveSpec, type OntoPlatformSpec } from "../api/index.js";
+import { imageFor, releaseFor } from "../release/index.js";
 import {
   CONFIG_CHECKSUM_ANNOTATION,
   GENERATED_SECRET_LABEL,
@@ -13,15 +13,15 @@ import {
   type Capabilities,
   type RenderInput,
   type RenderedObject,
-} from "../../src/render/index.js";
-import type { ResourceRequirements } from "../../src/render/objects.js";
+} from "./index.js";
+import type { ResourceRequirements } from "./objects.js";
 
 interface Fixture {
   metadata: { name: string; namespace: string; uid: string };
   spec: OntoPlatformSpec;
 }
 const fixture = (name: string): Fixture =>
-  parse(readFileSync(new URL(`../../src/render/testdata/${name}.yaml`, import.meta.url), "utf8")) as Fixture;
+  parse(readFileSync(new URL(`./testdata/${name}.yaml`, import.meta.url), "utf8")) as Fixture;
 const PRODUCTION = fixture("production");
 const TENANT = fixture("tenant");
 const ALL_APIS: Capabilities = { serviceMonitor: true, verticalPodAutoscaler: true, customMetrics: true };

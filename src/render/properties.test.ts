@@ -3,10 +3,10 @@
 // every container has requests, and rendering is deterministic.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { resolveSpec, type OntoPlatformSpec } from "../../src/api/index.js";
-import { validateSpec } from "../../src/api/validate.js";
-import { KNOWN_VERSIONS, releaseFor } from "../../src/release/index.js";
-import { renderPlatform, type RenderedObject } from "../../src/render/index.js";
+import { resolveSpec, type OntoPlatformSpec } from "../api/index.js";
+import { validateSpec } from "../api/validate.js";
+import { KNOWN_VERSIONS, releaseFor } from "../release/index.js";
+import { renderPlatform, type RenderedObject } from "./index.js";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
