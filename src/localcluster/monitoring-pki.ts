@@ -1,11 +1,11 @@
-// Certificates of the local cluster's metrics pipeline, made once per state folder with openssl
-// (as ./pki.ts does for the control plane): a serving certificate for metrics-server and KWOK's
-// emulated kubelet endpoint, signed by the cluster CA, and the aggregation layer's front proxy
+// Certificates of the local cluster's metrics pipeline, made once per state folder
+// (./openssl.ts): a serving certificate for metrics-server and KWOK's emulated kubelet endpoint,
+// signed by the cluster CA, and the aggregation layer's front proxy
 // (a CA of its own and the client certificate the API server presents to aggregated APIs, so
 // metrics-server can trust the user the API server forwards).
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { ensureCa, ensureSigned, leafExtensions } from "./openssl.js";
 import type { Pki } from "./pki.js";
 
 /** The Service name the aggregator verifies metrics-server's certificate against (name.namespace.svc). */
@@ -21,78 +21,25 @@ export interface MonitoringPki {
   frontProxyClientKey: string;
 }
 
-function openssl(args: string[], cwd: string): void {
-  execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
-}
-
-function signed(
-  dir: string,
-  name: string,
-  subject: string,
-  ca: { cert: string; key: string },
-  extensions: string[],
-): void {
-  if (existsSync(join(dir, `${name}.crt`))) return;
-  writeFileSync(join(dir, `${name}.ext`), [...extensions, ""].join("\n"));
-  openssl(["genrsa", "-out", `${name}.key`, "2048"], dir);
-  openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], dir);
-  openssl(
-    [
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      ca.cert,
-      "-CAkey",
-      ca.key,
-      "-CAcreateserial",
-      "-days",
-      "3650",
-      "-extfile",
-      `${name}.ext`,
-      "-out",
-      `${name}.crt`,
-    ],
-    dir,
-  );
-}
-
 export function ensureMonitoringPki(pki: Pki): MonitoringPki {
   const dir = join(pki.dir, "monitoring");
   mkdirSync(dir, { recursive: true });
   const { name, namespace } = METRICS_SERVER_SERVICE;
-  signed(dir, "serving", `/CN=${name}`, { cert: pki.caCert, key: pki.caKey }, [
-    "basicConstraints=CA:FALSE",
-    "keyUsage=digitalSignature,keyEncipherment",
-    "extendedKeyUsage=serverAuth",
-    `subjectAltName=DNS:${name}.${namespace}.svc,DNS:localhost,IP:127.0.0.1`,
-  ]);
-  if (!existsSync(join(dir, "front-proxy-ca.crt"))) {
-    openssl(["genrsa", "-out", "front-proxy-ca.key", "2048"], dir);
-    openssl(
-      [
-        "req",
-        "-x509",
-        "-new",
-        "-key",
-        "front-proxy-ca.key",
-        "-subj",
-        "/CN=onto-local-front-proxy-ca",
-        "-days",
-        "3650",
-        "-out",
-        "front-proxy-ca.crt",
-      ],
-      dir,
-    );
-  }
-  signed(
+  const clusterCa = { cert: pki.caCert, key: pki.caKey };
+  ensureSigned(
+    dir,
+    "serving",
+    `/CN=${name}`,
+    clusterCa,
+    leafExtensions("serverAuth", [`DNS:${name}.${namespace}.svc`, "DNS:localhost", "IP:127.0.0.1"]),
+  );
+  const frontProxyCa = ensureCa(dir, "front-proxy-ca", "onto-local-front-proxy-ca");
+  ensureSigned(
     dir,
     "front-proxy-client",
     `/CN=${FRONT_PROXY_CLIENT}`,
-    { cert: "front-proxy-ca.crt", key: "front-proxy-ca.key" },
-    ["basicConstraints=CA:FALSE", "keyUsage=digitalSignature,keyEncipherment", "extendedKeyUsage=clientAuth"],
+    frontProxyCa,
+    leafExtensions("clientAuth"),
   );
   return {
     servingCert: join(dir, "serving.crt"),

@@ -1,13 +1,13 @@
 // Certificates and credentials of the local control plane: a CA, the API server's serving
-// certificate (signed by openssl, because Node's crypto can parse but not issue X.509
-// certificates), the API server's client certificate for the kubelets, the service-account
-// signing key pair, and static bearer tokens for the admin, each component and each real node.
+// certificate, the API server's client certificate for the kubelets, each real node's kubelet
+// serving certificate, the service-account signing key pair, and static bearer tokens for the
+// admin, each component and each real node.
 // Made once per state folder and reused by later starts; the serving certificate is made again
 // when the addresses it must name change (the host bridge address of the real nodes).
-import { execFileSync } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ensureCa, ensureSigned, leafExtensions } from "./openssl.js";
 
 export interface Pki {
   dir: string;
@@ -47,10 +47,6 @@ export const IDENTITIES = {
 } as const;
 export type Identity = keyof typeof IDENTITIES;
 
-function openssl(args: string[], cwd: string): void {
-  execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
-}
-
 function readTokens(dir: string, ids: string[]): Record<Identity, string> & Record<string, string> {
   const tokens = {} as Record<Identity, string> & Record<string, string>;
   for (const id of ids) {
@@ -59,33 +55,6 @@ function readTokens(dir: string, ids: string[]): Record<Identity, string> & Reco
     tokens[id] = readFileSync(path, "utf8").trim();
   }
   return tokens;
-}
-
-function signedCert(dir: string, name: string, subject: string, ext: string[], force: boolean): void {
-  if (!force && existsSync(join(dir, `${name}.crt`))) return;
-  writeFileSync(join(dir, `${name}.ext`), ext.join("\n") + "\n");
-  openssl(["genrsa", "-out", `${name}.key`, "2048"], dir);
-  openssl(["req", "-new", "-key", `${name}.key`, "-subj", subject, "-out", `${name}.csr`], dir);
-  openssl(
-    [
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-days",
-      "3650",
-      "-extfile",
-      `${name}.ext`,
-      "-out",
-      `${name}.crt`,
-    ],
-    dir,
-  );
 }
 
 export function ensurePki(dir: string, opts: PkiOptions = {}): Pki {
@@ -102,44 +71,27 @@ export function ensurePki(dir: string, opts: PkiOptions = {}): Pki {
     kubeletClientKey: join(dir, "apiserver-kubelet-client.key"),
     tokenFile: join(dir, "tokens.csv"),
   };
-  if (!existsSync(pki.caCert)) {
-    openssl(["genrsa", "-out", "ca.key", "2048"], dir);
-    openssl(
-      [
-        "req",
-        "-x509",
-        "-new",
-        "-key",
-        "ca.key",
-        "-subj",
-        "/CN=onto-local-ca",
-        "-days",
-        "3650",
-        "-out",
-        "ca.crt",
-      ],
-      dir,
-    );
-  }
+  const ca = ensureCa(dir, "ca", "onto-local-ca");
   const sans = ["IP:127.0.0.1", ...(opts.serverAddresses ?? []).map((ip) => `IP:${ip}`)];
-  const serverExt = [
-    "basicConstraints=CA:FALSE",
-    "keyUsage=digitalSignature,keyEncipherment",
-    "extendedKeyUsage=serverAuth",
-    `subjectAltName=${sans.join(",")},IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local`,
-  ];
-  const extPath = join(dir, "apiserver.ext");
+  const serverExt = leafExtensions("serverAuth", [
+    ...sans,
+    "IP:10.96.0.1",
+    "DNS:localhost",
+    "DNS:kubernetes",
+    "DNS:kubernetes.default",
+    "DNS:kubernetes.default.svc",
+    "DNS:kubernetes.default.svc.cluster.local",
+  ]);
   // Without addresses (a status query, a restart), the certificate the cluster started with stays.
-  const stale =
-    !existsSync(extPath) ||
-    (opts.serverAddresses !== undefined && readFileSync(extPath, "utf8") !== serverExt.join("\n") + "\n");
-  signedCert(dir, "apiserver", "/CN=kube-apiserver", serverExt, stale);
-  signedCert(
+  ensureSigned(dir, "apiserver", "/CN=kube-apiserver", ca, serverExt, {
+    keep: opts.serverAddresses === undefined,
+  });
+  ensureSigned(
     dir,
     "apiserver-kubelet-client",
     "/O=system:masters/CN=kube-apiserver-kubelet-client",
-    ["basicConstraints=CA:FALSE", "keyUsage=digitalSignature,keyEncipherment", "extendedKeyUsage=clientAuth"],
-    false,
+    ca,
+    leafExtensions("clientAuth"),
   );
   if (!existsSync(pki.saPrivateKey)) {
     const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -160,4 +112,22 @@ export function ensurePki(dir: string, opts: PkiOptions = {}): Pki {
   });
   writeFileSync(pki.tokenFile, lines.join("\n") + "\n", { mode: 0o600 });
   return { ...pki, tokens };
+}
+
+/**
+ * The serving certificate of a real node's kubelet, signed by the cluster CA for the node's
+ * name and address, so clients that verify it (the API server's log and exec streams,
+ * metrics-server) can. Made again when the node's address changes.
+ */
+export function ensureKubeletServingCert(
+  pki: Pki,
+  node: { name: string; address: string },
+): { cert: string; key: string } {
+  return ensureSigned(
+    pki.dir,
+    `kubelet-${node.name}`,
+    `/CN=system:node:${node.name}`,
+    { cert: pki.caCert, key: pki.caKey },
+    leafExtensions("serverAuth", [`DNS:${node.name}`, `IP:${node.address}`]),
+  );
 }

@@ -20,7 +20,7 @@ import {
   type RealNodeNetwork,
 } from "./network.js";
 import { NODE_KIND_LABEL, REAL_NODE_KIND, REAL_NODE_TAINT } from "./node-kind.js";
-import type { ExtraIdentity, Pki } from "./pki.js";
+import { ensureKubeletServingCert, type ExtraIdentity, type Pki } from "./pki.js";
 import { isAlive, listRecords, logTail, startProcess, stopProcess, type ProcessRecord } from "./processes.js";
 
 /** What runs on each real node, in start order (stop order is the reverse). */
@@ -136,6 +136,7 @@ function cniConfig(dir: string, node: RealNodeNetwork, net: ClusterNetwork): str
 
 function kubeletConfig(stateDir: string, node: RealNodeNetwork, pki: Pki): Record<string, unknown> {
   const dir = nodeDir(stateDir, node.name);
+  const serving = ensureKubeletServingCert(pki, node);
   return {
     apiVersion: "kubelet.config.k8s.io/v1beta1",
     kind: "KubeletConfiguration",
@@ -147,6 +148,10 @@ function kubeletConfig(stateDir: string, node: RealNodeNetwork, pki: Pki): Recor
     containerRuntimeEndpoint: `unix://${containerdSocket(stateDir, node.name)}`,
     address: node.address,
     readOnlyPort: 0,
+    // Signed by the cluster CA for the node's address (not the kubelet's self-signed default), so
+    // metrics-server verifies it and scrapes the real pods' usage like the simulated ones'.
+    tlsCertFile: serving.cert,
+    tlsPrivateKeyFile: serving.key,
     authentication: {
       anonymous: { enabled: false },
       webhook: { enabled: true },

@@ -120,10 +120,8 @@ describe("HPA driven by metrics-server", () => {
         360_000,
         2_000,
       );
-      // 12m in all: 1% on 6 pods; the HPA wants MIN. (Near idle on purpose: for a scale-down the
-      // HPA counts a pod whose metric metrics-server has not served yet at 100% of its request, so
-      // on a loaded machine a moderate load held the last steps above MIN for minutes.)
-      load.setTotalCpuMilli(12);
+      // 150m in all: 12% on 6 pods; the HPA wants MIN.
+      load.setTotalCpuMilli(150);
       dropAt = seconds();
       await eventually(
         `${COMPONENT} back at ${MIN} replicas`,
@@ -135,7 +133,7 @@ describe("HPA driven by metrics-server", () => {
       await load.stop();
       stopCounting();
       console.log(
-        `HPA timeline (load 1500m from 0 s, 12m from ${dropAt} s; up ${UP.pods} pods/${UP.periodSeconds} s, down ${DOWN.pods} pod/${DOWN.periodSeconds} s after a ${DOWN.stabilizationWindowSeconds} s window):\n` +
+        `HPA timeline (load 1500m from 0 s, 150m from ${dropAt} s; up ${UP.pods} pods/${UP.periodSeconds} s, down ${DOWN.pods} pod/${DOWN.periodSeconds} s after a ${DOWN.stabilizationWindowSeconds} s window):\n` +
           timeline
             .map(
               (s) =>
