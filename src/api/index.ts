@@ -44,7 +44,7 @@ export {
   isEnabled,
 } from "./components.js";
 export type { ComponentInfo, ComponentName, Plane, ResolvedComponent } from "./components.js";
-export { Quantity } from "./quantity.js";
+export { Quantity, readableBytes } from "./quantity.js";
 export { ontoPlatformCrd, ontoPlatformCrdYaml } from "./crd.js";
 export { validateOntoPlatform, validateSpec } from "./validate.js";
 export type { ValidationIssue } from "./validate.js";

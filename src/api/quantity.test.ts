@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Quantity } from "./quantity.js";
+import { Quantity, readableBytes } from "./quantity.js";
 
 const q = (text: string) => Quantity.parse(text);
 
@@ -48,5 +48,14 @@ describe("Quantity", () => {
         expect(q(`${a}${sa}`).compareTo(q(`${b}${sb}`))).toBe(expected);
       }),
     );
+  });
+});
+
+describe("readableBytes", () => {
+  it("shows the recommender's plain bytes in Mi or Gi and leaves other forms alone", () => {
+    expect(readableBytes("865936536")).toBe("826Mi");
+    expect(readableBytes(String(12 * 1024 ** 3))).toBe("12Gi");
+    expect(readableBytes("1000")).toBe("1000");
+    expect(readableBytes("256Mi")).toBe("256Mi");
   });
 });

@@ -71,3 +71,15 @@ export class Quantity {
     return left < right ? -1 : left > right ? 1 : 0;
   }
 }
+
+/**
+ * Memory as the VPA recommender writes it (plain bytes, e.g. 865936536) in Mi or Gi, for people
+ * (status views, Events); any other form as it is.
+ */
+export function readableBytes(quantity: string): string {
+  if (!/^[0-9]+$/.test(quantity)) return quantity;
+  const bytes = Number(quantity);
+  if (bytes >= 10 * 1024 ** 3) return `${Math.round(bytes / 1024 ** 3)}Gi`;
+  if (bytes >= 1024 ** 2) return `${Math.round(bytes / 1024 ** 2)}Mi`;
+  return quantity;
+}

@@ -5,6 +5,7 @@ import {
   COMPONENTS,
   CONDITION,
   PLANES,
+  readableBytes,
   type Condition,
   type OntoPlatform,
   type Plane,
@@ -234,7 +235,7 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
   const vertical = Object.entries(status.verticalScaling ?? {});
   if (vertical.length > 0) {
     const amounts = (a: { cpu?: string; memory?: string } | undefined): string =>
-      [a?.cpu ? `cpu ${a.cpu}` : "", a?.memory ? `memory ${binaryBytes(a.memory)}` : ""]
+      [a?.cpu ? `cpu ${a.cpu}` : "", a?.memory ? `memory ${readableBytes(a.memory)}` : ""]
         .filter(Boolean)
         .join(", ") || "-";
     lines.push("", colors.bold("Vertical scaling: VerticalPodAutoscaler recommendations"));
@@ -287,15 +288,6 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
       ]),
     );
   return `${lines.join("\n")}\n`;
-}
-
-/** Memory as the recommender writes it (plain bytes, e.g. 865936536) shown in Mi or Gi; other forms as they are. */
-export function binaryBytes(quantity: string): string {
-  if (!/^[0-9]+$/.test(quantity)) return quantity;
-  const bytes = Number(quantity);
-  if (bytes >= 10 * 1024 ** 3) return `${Math.round(bytes / 1024 ** 3)}Gi`;
-  if (bytes >= 1024 ** 2) return `${Math.round(bytes / 1024 ** 2)}Mi`;
-  return quantity;
 }
 
 /** Good news is green: Degraded=False is fine, Available=False is not. */

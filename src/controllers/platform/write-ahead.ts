@@ -3,7 +3,13 @@
 // which render reads), and the upgrade orchestrator's decision (the new status.upgrade and the
 // Upgrading condition), so the step it decided resumes. What was decided is recorded (Event and
 // audit line) once the write succeeded.
-import { CONDITION, type OntoPlatform, type OntoPlatformStatus, type ResolvedSpec } from "../../api/index.js";
+import {
+  CONDITION,
+  readableBytes,
+  type OntoPlatform,
+  type OntoPlatformStatus,
+  type ResolvedSpec,
+} from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import { canonical, setCondition } from "../../runtime/index.js";
 import { record, type ActionContext } from "../shared/act.js";
@@ -36,7 +42,7 @@ export async function writeVerticalScaling(
   for (const [name, state] of Object.entries(next ?? {})) {
     if (!state.applied || state.appliedAt === previous?.[name]?.appliedAt) continue;
     const amounts = Object.entries(state.applied)
-      .map(([k, v]) => `${k} ${v}`)
+      .map(([k, v]) => `${k} ${k === "memory" ? readableBytes(v) : v}`)
       .join(", ");
     record(ctx, {
       verb: "status",
