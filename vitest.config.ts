@@ -1,9 +1,9 @@
 import { defineConfig } from "vitest/config";
 
-// Four projects: `unit` needs no cluster (src/**/*.test.ts); `programs` runs rendered scripts
+// Five projects: `unit` needs no cluster (src/**/*.test.ts); `programs` runs rendered scripts
 // with the real programs as processes on loopback; `cluster` runs against one real local control
 // plane that test/support/global-setup.ts starts once and stops after the run, on its KWOK nodes;
-// `real` runs against the same cluster's real node (kubelet, containerd, the kernel), for what
+// `autoscaling` is the cluster's HPA and VPA files, run beside `cluster`; `real` runs against the same cluster's real node (kubelet, containerd, the kernel), for what
 // only real containers show.
 export default defineConfig({
   test: {
@@ -37,8 +37,24 @@ export default defineConfig({
       },
       {
         test: {
+          // The autoscaling tests spend minutes waiting on the HPA controller's and the VPA
+          // recommender's own periods while sending little: beside the `cluster` files rather than
+          // after them (the same cluster, namespaces of their own).
+          name: "autoscaling",
+          include: ["test/cluster/autoscaling-*.test.ts"],
+          environment: "node",
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
           name: "cluster",
           include: ["test/cluster/**/*.test.ts"],
+          exclude: ["test/cluster/autoscaling-*.test.ts"],
           environment: "node",
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 180_000,
