@@ -39,7 +39,13 @@ import {
 import type { ActionRecorder, ActionVerb } from "../actions.js";
 import { mergePatchDiff } from "../platform/merge-patch.js";
 import { PLATFORM_REF } from "../platform/reconciler.js";
-import { crashLooping, diagnoseCrashLoop, type CrashDiagnosis } from "./crashloop.js";
+import {
+  crashLooping,
+  diagnoseCrashLoop,
+  diagnoseNotStarting,
+  notStarting,
+  type CrashDiagnosis,
+} from "./crashloop.js";
 import { rateLimitRetryMs, rateLimited, withinWindow, type RecentAction } from "./guard.js";
 import {
   controllerKind,
@@ -57,7 +63,14 @@ import {
   notReadyForMs,
   pressureConditions,
 } from "./nodes.js";
-import { oomKilledMain, oomTermination, overrideSuperseded, planMemoryRaise, sameQuantity } from "./oom.js";
+import {
+  oomKilledMain,
+  oomTermination,
+  overrideSuperseded,
+  planMemoryRaise,
+  sameQuantity,
+  stuckOnOldLimit,
+} from "./oom.js";
 import { podUnderUpgrade } from "../upgrade/index.js";
 
 export const INSTANCE_LABEL = "app.kubernetes.io/instance";
@@ -220,6 +233,7 @@ export class Healer {
     // Canaries and the component an upgrade is moving fail for the upgrade to judge (it rolls back).
     const notUpgrading = pods.filter((p) => !podUnderUpgrade(platform, p));
     this.healOom(pass, notUpgrading);
+    await this.replaceStuckOomPods(pass, notUpgrading, reconcileId);
     this.diagnoseCrashLoops(pass, notUpgrading);
     await this.cleanEvicted(pass, pods, nodes, reconcileId);
     await this.freeLostNodes(pass, pods, nodes, reconcileId);
@@ -331,6 +345,42 @@ export class Healer {
       );
   }
 
+  /**
+   * StatefulSet pods OOM-killed on every start at a limit below the one their template now carries
+   * are deleted, so the StatefulSet recreates them with the raised limit (see stuckOnOldLimit).
+   * Not counted against the hourly budget: the pod runs nothing, and the raise was counted.
+   */
+  private async replaceStuckOomPods(pass: Pass, pods: PodView[], reconcileId: string): Promise<void> {
+    for (const info of enabledComponents(pass.spec)) {
+      if (info.kind !== "StatefulSet") continue;
+      const workload = this.workload(pass, info);
+      const templateLimit = workload?.spec?.template?.spec?.containers?.find((c) => c.name === info.name)
+        ?.resources?.limits?.memory;
+      for (const pod of pods) {
+        if (pod.metadata?.labels?.[NAME_LABEL] !== info.name || isTerminating(pod)) continue;
+        const killed = oomKilledMain(pod, info.name);
+        if (!killed?.limit) continue;
+        const stuck = stuckOnOldLimit({
+          podLimit: killed.limit,
+          templateLimit,
+          podRevision: pod.metadata?.labels?.["controller-revision-hash"],
+          updateRevision: workload?.status?.updateRevision,
+          ready: pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+        });
+        if (!stuck) continue;
+        const target = this.podRef(pass, pod);
+        await this.act(pass, reconcileId, {
+          action: "replace-pod",
+          reason: "OOMKilled",
+          verb: "delete",
+          target,
+          message: `deleted pod ${target.name}, OOMKilled at its old memory limit ${killed.limit}: the StatefulSet recreates it with ${templateLimit ?? "?"} (it replaces no pod that is not Ready by itself)`,
+          run: () => this.deleteExactly(target, pod, {}),
+        });
+      }
+    }
+  }
+
   /** Once status carries an override the workload does not show yet, the platform controller renders it. */
   private pokeReconciler(pass: Pass, key: string): void {
     const stale = Object.entries(pass.platform.status?.healing?.memoryOverrides ?? {}).some(
@@ -367,7 +417,18 @@ export class Healer {
       // OOM kills have their own remedy; the crash loop they cause is not diagnosed twice.
       const looping = crashLooping(pod).filter((s) => !oomTermination(s));
       const first = looping[0];
-      if (first) found.set(component, diagnoseCrashLoop(pod, component, first, lookups));
+      if (first) {
+        found.set(component, diagnoseCrashLoop(pod, component, first, lookups));
+        continue;
+      }
+      // What the kubelet reports for a missing Secret or ConfigMap is not a crash loop.
+      for (const status of notStarting(pod)) {
+        const diagnosis = diagnoseNotStarting(pod, status, lookups);
+        if (diagnosis) {
+          found.set(component, diagnosis);
+          break;
+        }
+      }
     }
     const previous = pass.conditions.find((c) => c.type === HEALING_CONDITIONS.crashLoop);
     if (found.size === 0) {
@@ -375,7 +436,7 @@ export class Healer {
         HEALING_CONDITIONS.crashLoop,
         false,
         "NoCrashLoop",
-        "no platform pod is in CrashLoopBackOff",
+        "no platform pod is in CrashLoopBackOff or waits on a missing Secret or ConfigMap",
       );
       return;
     }

@@ -96,7 +96,7 @@ export type WorkloadView = KubeObject & {
     replicas?: number;
     template?: { spec?: { containers?: ContainerView[] } };
   };
-  status?: { readyReplicas?: number; replicas?: number };
+  status?: { readyReplicas?: number; replicas?: number; updateRevision?: string };
 };
 
 /** The pod's controlling owner kind (ReplicaSet, StatefulSet, Job ...), if any. */
