@@ -94,7 +94,10 @@ export class KubeClient {
   private readonly userAgent: string;
   // client-node builds a new undici Agent on every applySecurityAuthentication call; reusing the
   // first one keeps connections pooled (headers such as rotating tokens are still refreshed per call).
-  private dispatcher: Dispatcher;
+  // Held in an object so the views withSignal makes share the pool.
+  private readonly pool: { dispatcher?: Dispatcher } = {};
+  /** Aborts every request of this view (see withSignal). */
+  private signal: AbortSignal | undefined;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -107,6 +110,16 @@ export class KubeClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.userAgent = opts.userAgent ?? "onto-operator";
     this.discovery = new Discovery((path) => this.requestJson("GET", path));
+  }
+
+  /**
+   * The same client, every request of which is aborted when `signal` aborts (a reconcile that is
+   * cancelled stops waiting for the API server). Shares connections, discovery and request hooks.
+   */
+  withSignal(signal: AbortSignal): KubeClient {
+    const view = Object.create(this) as KubeClient;
+    view.signal = this.signal ? AbortSignal.any([this.signal, signal]) : signal;
+    return view;
   }
 
   /** Registers a hook called once per request (e.g. the rest_client_requests_total counter). */
@@ -277,7 +290,7 @@ export class KubeClient {
 
   /** Releases pooled connections. */
   async close(): Promise<void> {
-    await this.dispatcher?.close().catch(() => undefined);
+    await this.pool.dispatcher?.close().catch(() => undefined);
   }
 
   /** URL path of an object (or its subresource), resolved through discovery. */
@@ -331,15 +344,15 @@ export class KubeClient {
       if (v !== undefined) url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), HttpMethod[method]);
     await this.kubeConfig.applySecurityAuthentication(ctx);
-    this.dispatcher ??= ctx.getDispatcher();
-    if (this.dispatcher) ctx.setDispatcher(this.dispatcher);
+    this.pool.dispatcher ??= ctx.getDispatcher();
+    if (this.pool.dispatcher) ctx.setDispatcher(this.pool.dispatcher);
     ctx.setHeaderParam("Accept", "application/json");
     ctx.setHeaderParam("User-Agent", this.userAgent);
     if (spec.body !== undefined) {
       ctx.setHeaderParam("Content-Type", spec.contentType ?? "application/json");
       ctx.setBody(JSON.stringify(spec.body));
     }
-    const signals = spec.signal ? [spec.signal] : [];
+    const signals = [spec.signal, this.signal].filter((s): s is AbortSignal => s !== undefined);
     if (!spec.streaming) signals.push(AbortSignal.timeout(this.requestTimeoutMs));
     if (signals.length) ctx.setSignal(signals.length === 1 ? signals[0]! : AbortSignal.any(signals));
     const started = performance.now();
@@ -349,7 +362,7 @@ export class KubeClient {
       return response;
     } catch (err) {
       this.record(method, "<error>", path, started);
-      if (spec.signal?.aborted) throw err;
+      if (spec.signal?.aborted || this.signal?.aborted) throw err;
       throw new ConnectionError(method, path, err);
     }
   }

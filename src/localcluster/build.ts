@@ -118,7 +118,9 @@ async function runGoBuild(target: GoTarget, progress: (line: string) => void): P
   mkdirSync(dirname(target.output), { recursive: true });
   const pkgs = Array.isArray(target.pkg) ? target.pkg : [target.pkg];
   const multi = Array.isArray(target.pkg);
-  const partial = `${target.output}.partial`;
+  // Named by process, so two processes building the same target (two test runs at once) never
+  // write or rename each other's output.
+  const partial = `${target.output}.partial-${process.pid}`;
   // `-v` names each package as it is compiled (cached ones are not named): counted for progress.
   const args = [
     "build",
@@ -172,8 +174,10 @@ async function runGoBuild(target: GoTarget, progress: (line: string) => void): P
   } finally {
     clearInterval(ticker);
   }
-  // Rename last, so an interrupted build never leaves a binary that looks complete.
-  renameSync(partial, target.output);
+  // Rename last, so an interrupted build never leaves a binary that looks complete; when another
+  // process finished the same target first, its output (built from the same inputs) stays.
+  if (existsSync(target.output)) rmSync(partial, { recursive: true, force: true });
+  else renameSync(partial, target.output);
   progress(
     `built ${target.name} in ${((Date.now() - started) / 1000).toFixed(1)} s (${compiled} packages compiled)`,
   );
@@ -185,7 +189,7 @@ export async function ensureGoBinary(
   progress: (line: string) => void = () => undefined,
 ): Promise<string> {
   if (existsSync(target.output)) return target.output;
-  rmSync(`${target.output}.partial`, { recursive: true, force: true });
+  rmSync(`${target.output}.partial-${process.pid}`, { recursive: true, force: true });
   await runGoBuild(target, progress);
   return target.output;
 }

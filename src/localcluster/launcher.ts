@@ -26,6 +26,7 @@ import {
   setUpNetwork,
   type ClusterNetwork,
 } from "./network.js";
+import { aggregationApiserverArgs, ensureMonitoring, kwokMetricsArgs } from "./monitoring.js";
 import { nodeManifest, simulatedNodes, storageClasses } from "./nodes.js";
 import { ensurePki, type Identity, type Pki } from "./pki.js";
 import {
@@ -275,6 +276,7 @@ function componentArgs(
         `--default-unreachable-toleration-seconds=${toleration}`,
         "--profiling=false",
         "--v=1",
+        ...aggregationApiserverArgs(stateDir),
       ];
     case "kube-controller-manager": {
       const kubeconfig = kubeconfigPathFor(stateDir, "controllerManager");
@@ -317,6 +319,7 @@ function componentArgs(
         `--config=${join(stateDir, "kwok-stages.yaml")}`,
         `--server-address=127.0.0.1:${ports.kwok}`,
         "--v=INFO",
+        ...kwokMetricsArgs(stateDir),
       ];
   }
 }
@@ -403,6 +406,7 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
     const realHave = existing.realNodes?.network.nodes.length ?? 0;
     if (ready && realHave >= realWanted) {
       progress(`cluster already running at ${server}`);
+      await ensureMonitoring(monitoringOptions(stateDir, existing, progress));
       return infoFrom(stateDir, existing, false);
     }
     if (ready)
@@ -520,6 +524,7 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
         return res.status === 200 && (deployment.status?.availableReplicas ?? 0) >= 1;
       });
     }
+    await ensureMonitoring(monitoringOptions(stateDir, state, progress));
     const real = network ? ` (${network.nodes.length} real)` : "";
     progress(
       `cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${total} nodes Ready${real}, Kubernetes ${KUBERNETES_VERSION}`,
@@ -532,6 +537,18 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
   }
+}
+
+function monitoringOptions(stateDir: string, state: ClusterState, progress: (line: string) => void) {
+  const kubeconfigPath = kubeconfigPathFor(stateDir, "admin");
+  return {
+    stateDir,
+    k8sBinary: state.binaries.k8s,
+    kubeconfigPath,
+    kwokPort: state.ports.kwok,
+    freePort,
+    progress,
+  };
 }
 
 async function readyNodeNames(server: string, pki: Pki): Promise<Set<string>> {

@@ -6,7 +6,7 @@ import { imageFor, releaseFor } from "../release/index.js";
 import type { RenderInput } from "./input.js";
 import type { Owner } from "./meta.js";
 import type { ResourceRequirements } from "./objects.js";
-import { completeResources } from "./resources.js";
+import { completeResources, withAppliedRequests } from "./resources.js";
 import { generatedSecret, type SecretKeySpec } from "./secrets.js";
 import type { PodPlacement, WorkloadInput } from "./workload.js";
 import type { RenderedObject } from "./objects.js";
@@ -93,7 +93,10 @@ export function platformOwner(ctx: RenderContext, component: string): Owner {
   return { platform: ctx.platform, component, plane: component, version: ctx.spec.version };
 }
 
-/** The main container's resources: spec, completed, with the healer's memory override on top. */
+/**
+ * The main container's resources: spec, completed, with the healer's memory override on top and
+ * the requests applied from the VerticalPodAutoscaler's recommendation (mode Apply).
+ */
 export function mainResources(
   ctx: RenderContext,
   name: ComponentName,
@@ -109,7 +112,12 @@ export function mainResources(
     requests: { cpu: "100m", memory: "128Mi" },
     limits: { cpu: "500m", memory: "1Gi" },
   };
-  const resources = completeResources(spec, fallback, field, ctx.overrides?.[name]);
+  const resources = completeResources(
+    withAppliedRequests(spec, ctx.vertical?.[name]?.applied),
+    fallback,
+    field,
+    ctx.overrides?.[name],
+  );
   if (extra) {
     Object.assign(resources.requests, extra);
     Object.assign(resources.limits, extra);
@@ -142,6 +150,7 @@ export function workloadBase(
         minReplicas: settings.autoscaling.minReplicas,
         maxReplicas: settings.autoscaling.maxReplicas,
         targetCPUUtilization: settings.autoscaling.targetCPUUtilization,
+        behavior: settings.autoscaling.behavior,
       }
     : undefined;
   return {
@@ -149,7 +158,8 @@ export function workloadBase(
     kind: component.kind,
     replicas: settings.replicas,
     autoscaling,
-    grpc: component.grpc,
+    // The Pods metric only resolves through a custom metrics adapter (see Capabilities).
+    grpc: component.grpc && ctx.capabilities.customMetrics === true,
     image: imageAt(ctx, name, version),
     ...(rollout?.canaryVersion
       ? { canary: { image: imageAt(ctx, name, rollout.canaryVersion), version: rollout.canaryVersion } }

@@ -20,7 +20,8 @@ import {
 } from "../../src/localcluster/images/index.js";
 import { POSTGRES, REDIS } from "../../src/render/endpoints.js";
 import { eventually } from "../support/cluster.js";
-import { PLATFORMS, readPlatform } from "../support/platform.js";
+import { readPlatform } from "../support/platform.js";
+import { PLATFORM_REF } from "../../src/api/index.js";
 import { auditLines, setVersion } from "../cluster/upgrade-support.js";
 import {
   deletePod,
@@ -657,11 +658,11 @@ describe("the platform deleted under retentionPolicy.secrets Retain and created 
     expect(before.spec.retentionPolicy?.secrets ?? "Retain").toBe("Retain");
     sentinel?.disconnect();
     sentinel = undefined;
-    await p.client.delete({ ...PLATFORMS, namespace: ns, name: p.name });
+    await p.client.delete({ ...PLATFORM_REF, namespace: ns, name: p.name });
     await eventually(
       "the platform and its StatefulSets gone",
       async () => {
-        const platform = await p.client.getIfExists({ ...PLATFORMS, namespace: ns, name: p.name });
+        const platform = await p.client.getIfExists({ ...PLATFORM_REF, namespace: ns, name: p.name });
         const sets = await p.client.list("apps/v1", "StatefulSet", { namespace: ns });
         const pods = await podsOf(ns, "postgres");
         return !platform && sets.items.length === 0 && pods.length === 0 ? true : undefined;
@@ -671,7 +672,7 @@ describe("the platform deleted under retentionPolicy.secrets Retain and created 
     );
     const { spec } = before;
     await p.client.apply({
-      ...PLATFORMS,
+      ...PLATFORM_REF,
       metadata: { name: p.name, namespace: ns },
       spec: { ...spec, version: "1.5.0-local.2" },
     });

@@ -7,6 +7,7 @@ import { ensureBinaries, ensureNodeBinaries } from "../../localcluster/build.js"
 import { ensureHelm } from "../../localcluster/helm.js";
 import { buildImage, ensureImages, RECIPES, type ImageName } from "../../localcluster/images/index.js";
 import { clusterDown, clusterStatus, clusterUp, realNodeRuntimes } from "../../localcluster/launcher.js";
+import { ensureMonitoringBinaries, ensureMonitoringCrds } from "../../localcluster/monitoring-build.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 
 function stateDirOption(): Option {
@@ -67,7 +68,7 @@ export function clusterCommand(): Command {
   cluster
     .command("build")
     .description(
-      "build the control-plane binaries and helm from Go modules into the cache (skipped when present)",
+      "build the control-plane binaries, helm, metrics-server, the VPA recommender and promtool from Go modules into the cache (skipped when present)",
     )
     .action(async () => {
       const binaries = await ensureBinaries((line) => console.error(line));
@@ -78,6 +79,10 @@ export function clusterCommand(): Command {
       console.log(node.cniDir);
       // helm is for the install tests (helm lint/template); built here so CI builds it up front.
       console.log(await ensureHelm((line) => console.error(line)));
+      // The metrics pipeline, the VPA recommender and promtool (tools/monitoring), and the CRDs.
+      const monitoring = await ensureMonitoringBinaries((line) => console.error(line));
+      for (const path of Object.values(monitoring)) console.log(path);
+      for (const path of ensureMonitoringCrds()) console.log(path);
     });
 
   cluster

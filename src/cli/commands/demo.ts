@@ -11,20 +11,24 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { parse, parseAllDocuments } from "yaml";
-import type { OntoPlatform } from "../../api/index.js";
-import { pathRefusal } from "../../controllers/upgrade/plan.js";
+import {
+  PLATFORM_REF,
+  resolveSpec,
+  validateOntoRelease,
+  type OntoPlatform,
+  type OntoRelease,
+} from "../../api/index.js";
+import { pathRefusal } from "../../controllers/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.js";
 import { clusterUp } from "../../localcluster/launcher.js";
 import { ensureImages, TEST_RELEASE_IMAGES } from "../../localcluster/images/index.js";
 import { claimsOfRendered, ensureLocalVolumes } from "../../localcluster/local-volumes.js";
 import { REAL_NODE_SELECTOR } from "../../localcluster/node-kind.js";
-import { resolveSpec, validateOntoRelease, type OntoRelease } from "../../api/index.js";
 import { catalogFrom, BUILT_IN_RELEASES } from "../../release/index.js";
 import { renderPlatform } from "../../render/index.js";
 import { ensureOperatorProcess } from "../../localcluster/operator-process.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 import { KNOWN_VERSIONS, PRODUCT_CATALOG } from "../../release/index.js";
-import { PLATFORM_REF } from "../kube.js";
 import { paletteFor } from "../output.js";
 import { interruptSignal, runStatus } from "./status.js";
 

@@ -1,7 +1,7 @@
 // `onto operator`: runs the operator in the foreground (kubeconfig from --kubeconfig, KUBECONFIG,
 // ~/.kube/config, or the in-cluster service account), until SIGTERM or SIGINT.
 import { Command, Option } from "commander";
-import { runOperator } from "../../controllers/operator.js";
+import { runOperator } from "../../controllers/index.js";
 
 interface OperatorFlags {
   kubeconfig?: string;

@@ -1,9 +1,9 @@
 // `onto pause NAME` / `onto resume NAME`: sets spec.paused, which makes the operator change
 // nothing on the platform (it still reports status, with Progressing=False reason Paused).
 import { Command } from "commander";
-import type { OntoPlatform } from "../../api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
 import type { KubeClient } from "../../kube/index.js";
-import { PLATFORM_REF, connect, getPlatform, withConnectionFlags, type ConnectionFlags } from "../kube.js";
+import { connect, getPlatform, withConnectionFlags, type ConnectionFlags } from "../kube.js";
 import { paletteFor } from "../output.js";
 
 /** Merge-patches spec.paused; returns the platform as the API server wrote it. */

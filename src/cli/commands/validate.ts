@@ -5,10 +5,13 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import pc from "picocolors";
-import { API_VERSION, PLURAL } from "../../api/constants.js";
-import { validateYamlStream } from "../../api/documents.js";
-import type { DocumentReport } from "../../api/documents.js";
-import type { ValidationIssue } from "../../api/validate.js";
+import {
+  API_VERSION,
+  PLURAL,
+  validateYamlStream,
+  type DocumentReport,
+  type ValidationIssue,
+} from "../../api/index.js";
 import { KubeApiError, KubeClient, NotFoundError, loadKubeConfig } from "../../kube/index.js";
 
 interface ValidateOptions {

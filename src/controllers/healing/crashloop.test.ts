@@ -7,7 +7,7 @@ import {
   notStarting,
   type DiagnosisLookups,
 } from "./crashloop.js";
-import type { PodView } from "./kube-views.js";
+import type { PodView } from "../shared/kube-views.js";
 
 function pod(): PodView {
   return {

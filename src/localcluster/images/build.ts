@@ -82,7 +82,8 @@ function programTarget(program: Exclude<ProgramName, "pause" | "node">): GoTarge
         "coredns",
         "coredns",
         COREDNS_VERSION,
-        "github.com/coredns/coredns",
+        // Our own main (tools/images/coredns/main.go): CoreDNS with the plugins the Corefile uses.
+        ".",
         `-s -w -X github.com/coredns/coredns/coremain.GitCommit=${COREDNS_VERSION}`,
       );
     case "minio": {

@@ -2,7 +2,7 @@
 // installed by mmdebstrap, nothing, or another of these images as a base), which programs built
 // here are added, and the image's run configuration. Each image's contract (entrypoint, env, user, paths) is documented in
 // docs/development/images.md; render code that runs these images relies on that page only.
-import { OPERATOR_IMAGE, RUN_AS_USER } from "../../permissions/operator-deployment.js";
+import { OPERATOR_IMAGE, RUN_AS_USER } from "../../permissions/index.js";
 import {
   COREDNS_VERSION,
   MC_VERSION,
