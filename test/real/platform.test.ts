@@ -21,7 +21,7 @@ import {
 import { POSTGRES, REDIS } from "../../src/render/endpoints.js";
 import { eventually } from "../support/cluster.js";
 import { readPlatform } from "../support/platform.js";
-import { PLATFORM_REF } from "../../src/api/index.js";
+import { NAME_LABEL, PLATFORM_REF } from "../../src/api/index.js";
 import { auditLines, setVersion } from "../cluster/upgrade-support.js";
 import {
   deletePod,
@@ -212,7 +212,8 @@ describe("Postgres on the real node", () => {
       ]);
       expect(res.code, res.stderr).toBe(0);
       const [server, found] = res.stdout.trim().split(" ");
-      expect(found).toBe("t");
+      // A boolean concatenated to text reads "true" or "false".
+      expect(found).toBe("true");
       expect(members.has(server ?? "")).toBe(true);
       servers.add(server ?? "");
     }
@@ -465,14 +466,16 @@ describe("MinIO on the real node", () => {
       expect(server.state).toBe("online");
       expect(server.drives?.map((d) => d.state)).toEqual(["ok"]);
     }
+    // The Job's name carries a hash of what it does (render/job.ts): found by its app name.
     const job = await kubectl([
       "get",
       "job",
       "-n",
       ns,
-      "minio-buckets",
+      "-l",
+      `${NAME_LABEL}=minio-buckets`,
       "-o",
-      "jsonpath={.status.succeeded}",
+      "jsonpath={.items[*].status.succeeded}",
     ]);
     expect(job.stdout).toBe("1");
     const client = await minioClient(ns, await podIP(ns, "minio-1"));
