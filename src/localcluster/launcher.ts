@@ -26,6 +26,7 @@ import {
   setUpNetwork,
   type ClusterNetwork,
 } from "./network.js";
+import { inotifyInstanceLimit, kubeletHostProblem } from "./host-limits.js";
 import { aggregationApiserverArgs, ensureMonitoring, kwokMetricsArgs } from "./monitoring.js";
 import { nodeManifest, simulatedNodes, storageClasses } from "./nodes.js";
 import { ensurePki, type Identity, type Pki } from "./pki.js";
@@ -608,11 +609,20 @@ function recordNamesOfRealNodes(state: ClusterState): string[] {
   );
 }
 
-/** Fails at once when a real node's process has exited (instead of waiting for Ready in vain). */
+/**
+ * Fails at once when a real node's process has exited, or its kubelet logs a host limit it cannot
+ * get past (see host-limits.ts), instead of waiting for Ready in vain.
+ */
 function assertRealNodesAlive(stateDir: string, state: ClusterState): void {
   for (const name of recordNamesOfRealNodes(state)) {
     const record = readRecord(stateDir, name);
     if (record && !isAlive(record)) throw new Error(`${name} exited; last log lines:\n${logTail(record)}`);
+  }
+  for (const node of state.realNodes?.network.nodes ?? []) {
+    const record = readRecord(stateDir, recordName(node.name, "kubelet"));
+    if (!record) continue;
+    const problem = kubeletHostProblem(node.name, logTail(record, 200), inotifyInstanceLimit());
+    if (problem) throw new Error(problem);
   }
 }
 

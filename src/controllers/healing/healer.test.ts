@@ -15,7 +15,7 @@ import type { NodeView, PodView, WorkloadView } from "../shared/kube-views.js";
 import { diagnoseCrashLoops, diagnosisLookups } from "./crash-diagnoses.js";
 import { healOom, needsRender, reconsiderOverrides } from "./memory.js";
 import { Pass, type HealingView } from "./pass.js";
-import { planEvictedCleanup, planNodeLoss } from "./pod-remedies.js";
+import { planEvictedCleanup, planNodeLoss, planStuckOomReplacements } from "./pod-remedies.js";
 
 const NOW = new Date("2026-11-30T03:00:00Z");
 
@@ -168,6 +168,36 @@ describe("crash loops", () => {
     expect(again.afterWrite).toEqual([]);
   });
 
+  it("names the missing Secret of a pod the kubelet cannot start, with the kubelet's words", () => {
+    const waiting = pod(
+      "auth-service-b",
+      "auth-service",
+      {
+        phase: "Pending",
+        containerStatuses: [
+          {
+            name: "auth-service",
+            restartCount: 0,
+            state: { waiting: { reason: "ContainerCreating", message: "" } },
+          },
+        ],
+      },
+      { spec: { volumes: [{ name: "tls", secret: { secretName: "onto-tls" } }] } },
+    );
+    const p = pass();
+    diagnoseCrashLoops(p, [waiting], diagnosisLookups(p, view()));
+    const condition = p.conditions.find((c) => c.type === "CrashLoop");
+    expect(condition).toMatchObject({ status: "True", reason: "MissingSecret" });
+    expect(condition?.message).toContain("cannot start, ContainerCreating");
+    expect(condition?.message).toContain("Secret onto-tls");
+    // ContainerCreating with every reference present is a pod starting: nothing to say.
+    const present = pass();
+    const secrets = new Store<KubeObject>();
+    secrets.upsert({ apiVersion: "v1", kind: "Secret", metadata: { name: "onto-tls", namespace: "ns" } });
+    diagnoseCrashLoops(present, [waiting], diagnosisLookups(present, view({ secrets })));
+    expect(present.conditions).toEqual([]);
+  });
+
   it("clears the condition when no pod crash-loops any more (and adds none to a healthy platform)", () => {
     const p = pass();
     diagnoseCrashLoops(p, [looping], diagnosisLookups(p, view()));
@@ -253,6 +283,47 @@ describe("pod remedies", () => {
     });
     // Freed lately: not again.
     expect(planNodeLoss(pass(), [stranded], nodes, () => true)).toEqual([]);
+  });
+
+  it("deletes a StatefulSet pod OOM-killed at its old limit once the template carries the raise", () => {
+    const stuck = (ready: boolean, revision: string): PodView =>
+      pod(
+        "redis-0",
+        "redis",
+        {
+          phase: "Running",
+          conditions: [{ type: "Ready", status: ready ? "True" : "False" }],
+          containerStatuses: [
+            {
+              name: "redis",
+              restartCount: 4,
+              lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } },
+            },
+          ],
+        },
+        {
+          metadata: {
+            name: "redis-0",
+            labels: { [NAME_LABEL]: "redis", "controller-revision-hash": revision },
+          },
+          spec: { containers: [{ name: "redis", resources: { limits: { memory: "40Mi" } } }] },
+        },
+      );
+    const redis: WorkloadView = {
+      metadata: { name: "redis" },
+      spec: {
+        template: { spec: { containers: [{ name: "redis", resources: { limits: { memory: "60Mi" } } }] } },
+      },
+      status: { updateRevision: "redis-new" },
+    };
+    const plan = planStuckOomReplacements(pass(), [stuck(false, "redis-old")], view({}, { redis }));
+    expect(plan.map((a) => [a.verb, a.target.name, a.reason, a.budget])).toEqual([
+      ["delete", "redis-0", "OOMKilled", undefined],
+    ]);
+    expect(plan[0]?.message).toContain("old memory limit 40Mi");
+    // Already on the new revision, or Ready: the StatefulSet rolls it by itself.
+    expect(planStuckOomReplacements(pass(), [stuck(false, "redis-new")], view({}, { redis }))).toEqual([]);
+    expect(planStuckOomReplacements(pass(), [stuck(true, "redis-old")], view({}, { redis }))).toEqual([]);
   });
 
   it("holds back when most of the pool is NotReady, and says so", () => {

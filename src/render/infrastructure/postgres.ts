@@ -29,6 +29,8 @@ const PGDATA = `${DATA_DIR}/pgdata`; // a subdirectory: the volume root may hold
 const SOCKET_DIR = "/var/run/postgresql";
 const SCRIPTS_DIR = "/opt/onto";
 const POSTGRES_UID = 999; // the postgres user of the official image (and of ours)
+/** How long a standby's attempt to reach the primary may take (libpq connect_timeout; tcp_user_timeout twice that). */
+const CONNECT_TIMEOUT_SECONDS = 5;
 
 /**
  * WAL a standby's replication slot may hold back on the primary: a quarter of the volume, at least
@@ -131,7 +133,15 @@ if [ ! -s "$PGDATA/PG_VERSION" ] || [ "$status" = "lost" ]; then
   rm -rf "$PGDATA"
   mv "$work" "$PGDATA"
 fi
-exec postgres -D "$PGDATA" "\${flags[@]}" -c primary_slot_name="$slot"
+# The connection to the primary is named here rather than left to what pg_basebackup wrote, with
+# a TCP user timeout: when the primary's pod comes back at a new address while cluster DNS still
+# answers the old one (TTL and cache), the node still holds the old address's neighbour entry for
+# a while, so the SYNs go to a pod that is gone and are dropped; the kernel retries them for about
+# two minutes, and the walreceiver (which does not apply connect_timeout) waits all that time.
+# tcp_user_timeout ends such an attempt in seconds; the next one asks DNS again.
+# libpq reads the password from PGPASSWORD, exported above.
+exec postgres -D "$PGDATA" "\${flags[@]}" -c primary_slot_name="$slot" \\
+  -c primary_conninfo="host=${primaryHost} port=${POSTGRES.port} user=replicator application_name=$slot connect_timeout=${CONNECT_TIMEOUT_SECONDS} tcp_user_timeout=${CONNECT_TIMEOUT_SECONDS * 2000}"
 `;
 }
 
