@@ -108,5 +108,8 @@ export function writeGoldenFile(name: string, input: GoldenInput): void {
   const header =
     "# Written by `npm run golden` (test/support/golden.ts): what the operator renders for this input.\n" +
     "# src/render/golden.test.ts fails on any difference not declared in src/render/template-changes.ts.\n";
-  writeFileSync(join(GOLDEN_DIR, `${name}.yaml`), header + stringify(file, { lineWidth: 0, aliasDuplicateObjects: false }));
+  writeFileSync(
+    join(GOLDEN_DIR, `${name}.yaml`),
+    header + stringify(file, { lineWidth: 0, aliasDuplicateObjects: false }),
+  );
 }
