@@ -16,7 +16,16 @@ import {
   type OntoPlatform,
 } from "../../api/index.js";
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
-import { FORCE_ANNOTATION, namespaceSecurity, pathRefusal } from "../../controllers/index.js";
+import {
+  FORCE_ANNOTATION,
+  formatPlan,
+  isWorkload,
+  namespaceSecurity,
+  pathRefusal,
+  restartPlan,
+  type RestartEntry,
+  type WorkloadObject,
+} from "../../controllers/index.js";
 import { clusterCatalog } from "../releases.js";
 import {
   GENERATED_SECRET_LABEL,
@@ -27,13 +36,6 @@ import {
 import { renderForCluster } from "../cluster-render.js";
 import { EnvironmentError, connect, withConnectionFlags, type ConnectionFlags } from "../kube.js";
 import { diffObjects, formatChange, type FieldChange } from "../object-diff.js";
-import {
-  formatPlan,
-  isWorkload,
-  restartPlan,
-  type RestartEntry,
-  type WorkloadObject,
-} from "../../controllers/shared/restart-plan.js";
 import { paletteFor, structured, type Palette } from "../output.js";
 
 export type ChangeOp = "add" | "change" | "prune";

@@ -7,8 +7,13 @@ import { TEMPLATE_REVISION_ANNOTATION, type RenderedObject } from "../../render/
 import { goldenCases, renderGolden } from "../../../test/support/golden.js";
 import { formatPlan, restartPlan, sameValue, type RestartEntry } from "./restart-plan.js";
 
-const production = goldenCases()["production"];
-if (!production) throw new Error("no production case");
+const cases = goldenCases();
+function productionCase() {
+  const found = cases["production"];
+  if (!found) throw new Error("no production case");
+  return found;
+}
+const production = productionCase();
 
 function render(edit: (spec: OntoPlatformSpec) => void = () => {}): RenderedObject[] {
   const input = structuredClone(production);
