@@ -40,7 +40,7 @@ function decide(opts: {
     platform,
     spec: resolveSpec(input.spec),
     desired,
-    live: (o) => byKey.get(`${o.kind}/${o.metadata.name}`) as KubeObject | undefined,
+    live: (o) => byKey.get(`${o.kind}/${o.metadata.name}`),
     pods: opts.pods ?? [],
     now: NOW,
   });
