@@ -20,13 +20,12 @@ import type { KubeObject } from "../../kube/index.js";
 import { TEMPLATE_REVISION, revisionOf, type RenderedObject } from "../../render/index.js";
 import type { SpecProblem } from "./status.js";
 import { REASON } from "../../api/index.js";
-import { windowState, type WindowState } from "../shared/maintenance-windows.js";
+import { APPROVE_RESTARTS_ANNOTATION, windowState, type WindowState } from "../shared/maintenance-windows.js";
 import { isWorkload, restartReasons } from "../shared/restart-plan.js";
 import { firstDifference } from "./drift.js";
 import { objectId } from "./apply.js";
 
-/** Platform annotation: "true" lets held pod restarts go ahead now, outside a window. */
-export const APPROVE_RESTARTS_ANNOTATION = "onto.paas/approve-restarts";
+export { APPROVE_RESTARTS_ANNOTATION };
 
 export type Disruption = NonNullable<OntoPlatformStatus["disruption"]>;
 export type HoldCause = "OperatorChange" | "MaintenanceWindow";

@@ -5,6 +5,9 @@
 // argument: the caller passes the runtime clock.
 import { Cron } from "croner";
 
+/** Platform annotation: "true" lets held pod restarts (and a waiting upgrade) go ahead now, outside a window. */
+export const APPROVE_RESTARTS_ANNOTATION = "onto.paas/approve-restarts";
+
 export interface MaintenanceWindow {
   start: string;
   duration: string;
