@@ -1280,7 +1280,8 @@ export const OntoPlatformStatusSchema = Type.Object(
           restarting: Type.Optional(
             Type.Array(Type.String({ maxLength: 128 }), {
               maxItems: 64,
-              description: "Workloads whose pods are being replaced now (they count toward the operator's fleet limit).",
+              description:
+                "Workloads whose pods are being replaced now (they count toward the operator's fleet limit).",
             }),
           ),
         },
