@@ -100,6 +100,13 @@ const REASON_DOCS = {
     means: "another OntoPlatform already manages this namespace (phase `Error`)",
     todo: "one platform per namespace: move or delete this one",
   },
+  InvalidMaintenanceWindow: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "a `spec.maintenance.windows` entry has a start that is not a cron expression, an unknown time zone or a duration over 7 days; it never opens",
+    todo: "fix the field the message names (docs/operations/disruption.md)",
+  },
   MissingTLSSecret: {
     conditions: ["Degraded"],
     status: "True",
@@ -148,6 +155,12 @@ const REASON_DOCS = {
     status: "False",
     means: "a downgrade or skipped minor version without force",
     todo: "choose another version, or `onto upgrade ... --force`",
+  },
+  WaitingForMaintenanceWindow: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means: "the version change waits for the next maintenance window (`status.disruption.nextWindow`)",
+    todo: "wait, or annotate the platform `onto.paas/approve-restarts=true` to start now",
   },
   UpgradeBlocked: {
     conditions: ["Upgrading"],

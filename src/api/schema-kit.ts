@@ -79,6 +79,8 @@ export const DNS_SUBDOMAIN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-
 export const QUANTITY = "^([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[mkMGTPE]|[eE][0-9]+)?$";
 export const SEMVER =
   "^(0|[1-9][0-9]*)[.](0|[1-9][0-9]*)[.](0|[1-9][0-9]*)(-[0-9A-Za-z-]+([.][0-9A-Za-z-]+)*)?([+][0-9A-Za-z-]+([.][0-9A-Za-z-]+)*)?$";
+/** A duration as hours, minutes and seconds, each optional, in that order: 4h, 1h30m, 90s. */
+export const DURATION = "^([0-9]{1,3}h)?([0-9]{1,5}m)?([0-9]{1,6}s)?$";
 /** A label key or extended resource name: optional DNS-subdomain prefix, then a name. */
 export const QUALIFIED_NAME = "^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
 export const LABEL_VALUE = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";

@@ -9,6 +9,7 @@ import {
   defaulted,
   dnsLabel,
   dnsSubdomain,
+  DURATION,
   LABEL_VALUE,
   QUALIFIED_NAME,
   quantity,
@@ -926,6 +927,47 @@ const selfHealing = defaulted(
   {},
 );
 
+const maintenance = defaulted(
+  Type.Object(
+    {
+      windows: defaulted(
+        Type.Array(
+          Type.Object({
+            start: Type.String({
+              minLength: 9,
+              maxLength: 128,
+              description:
+                "When a window opens, as cron fields: minute hour day-of-month month day-of-week (five fields), or with a leading seconds field (six), e.g. '0 2 * * SAT'.",
+            }),
+            duration: Type.String({
+              minLength: 2,
+              maxLength: 16,
+              pattern: DURATION,
+              description: "How long a window stays open once it opens, e.g. 4h, 90m, 30s (at most 7 days).",
+            }),
+            timeZone: defaulted(
+              Type.String({
+                minLength: 1,
+                maxLength: 64,
+                description: "IANA time zone the start is read in, e.g. Europe/Berlin.",
+              }),
+              "UTC",
+            ),
+          }),
+          {
+            maxItems: 16,
+            description:
+              "Maintenance windows. When any is set, disruptive actions (version upgrades, config and resource rolls, the OOM memory raise, volume growth) wait for a window; emergencies (the fix of a crash-looping workload) do not.",
+          },
+        ),
+        [],
+      ),
+    },
+    { description: "When the operator may restart pods (docs/operations/disruption.md)." },
+  ),
+  {},
+);
+
 const retentionPolicy = defaulted(
   Type.Object(
     {
@@ -977,6 +1019,7 @@ export const OntoPlatformSpecSchema = Type.Object(
     tenancy,
     upgradeStrategy,
     selfHealing,
+    maintenance,
     retentionPolicy,
   },
   {
@@ -1205,6 +1248,44 @@ export const OntoPlatformStatusSchema = Type.Object(
           ),
         },
         { description: "State of self-healing, persisted so it survives restarts." },
+      ),
+    ),
+    disruption: Type.Optional(
+      Type.Object(
+        {
+          waiting: Type.Optional(
+            Type.Array(
+              Type.Object({
+                workload: Type.String({ maxLength: 128, description: "Kind/name of the workload." }),
+                reasons: Type.Array(Type.String({ maxLength: 32 }), {
+                  maxItems: 8,
+                  description: "Why its pods would restart: image, config, resources, certificate, template.",
+                }),
+                cause: Type.String({
+                  maxLength: 32,
+                  description:
+                    "What holds it: OperatorChange (a newer operator's render), MaintenanceWindow (outside every window), FleetLimit.",
+                }),
+                since: Type.String({ format: "date-time", description: "When it started waiting." }),
+              }),
+              { maxItems: 64, description: "Pod restarts the operator holds back, by workload." },
+            ),
+          ),
+          nextWindow: Type.Optional(
+            Type.String({ format: "date-time", description: "When the next maintenance window opens." }),
+          ),
+          windowOpenUntil: Type.Optional(
+            Type.String({ format: "date-time", description: "When the open maintenance window closes." }),
+          ),
+          restarting: Type.Optional(
+            Type.Array(Type.String({ maxLength: 128 }), {
+              maxItems: 64,
+              description:
+                "Workloads whose pods are being replaced now (they count toward the operator's fleet limit).",
+            }),
+          ),
+        },
+        { description: "Disruption control: what waits for a window or an opt-in, and the next window." },
       ),
     ),
     verticalScaling: Type.Optional(

@@ -108,6 +108,28 @@ describe("formatDiffs", () => {
           namespace: "ns",
           name: "p",
           notes: ["spec.version 1.5.0 -> 1.6.0: shown is the end state"],
+          restarts: [
+            {
+              kind: "Deployment",
+              name: "gateway",
+              restarts: true,
+              reasons: ["image"],
+              details: ["image of gateway: onto/gateway:1.5.0 -> onto/gateway:1.6.0"],
+              order: 1,
+              rollout: "rolling, maxSurge 1, maxUnavailable 0",
+              budget: "gateway: maxUnavailable 1",
+            },
+            {
+              kind: "StatefulSet",
+              name: "kafka",
+              restarts: false,
+              reasons: [],
+              details: [],
+              order: 0,
+              rollout: "one pod at a time, highest ordinal first",
+              budget: "kafka: maxUnavailable 1",
+            },
+          ],
           changes: [
             { op: "add", apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "new", fields: [] },
             {
@@ -141,11 +163,15 @@ describe("formatDiffs", () => {
         "    spec.replicas: 3 -> 5",
         "- Service/old",
         "~ Job/topics  (its pod template is immutable: the operator re-creates it)",
+        "restart plan for ns/p:",
+        "  1. Deployment/gateway restarts (image); rolling, maxSurge 1, maxUnavailable 0; budget gateway: maxUnavailable 1",
+        "       image of gateway: onto/gateway:1.5.0 -> onto/gateway:1.6.0",
+        "  no restart: StatefulSet/kafka",
         "1 to add, 2 to change, 1 to prune",
         "",
       ].join("\n"),
     );
-    expect(formatDiffs([{ namespace: "ns", name: "p", notes: [], changes: [] }], plain)).toBe(
+    expect(formatDiffs([{ namespace: "ns", name: "p", notes: [], changes: [], restarts: [] }], plain)).toBe(
       "no differences\n",
     );
   });

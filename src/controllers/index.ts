@@ -5,3 +5,10 @@ export { discoverCapabilities, runOperator, type OperatorOptions, type RunningOp
 export { decodeGeneratedSecrets, namespaceSecurity, renderFor, withAppliedHash } from "./platform/index.js";
 export { FORCE_ANNOTATION, RETRY_ANNOTATION, pathRefusal, refusedRollback } from "./upgrade/index.js";
 export type { PlatformHooks, UpgradeDecision } from "./shared/upgrade-decision.js";
+export {
+  formatPlan,
+  isWorkload,
+  restartPlan,
+  type RestartEntry,
+  type WorkloadObject,
+} from "./shared/restart-plan.js";

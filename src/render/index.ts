@@ -82,3 +82,14 @@ export {
   type OptionalApi,
 } from "./kinds.js";
 export { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";
+export {
+  DECLARED_CHANGES,
+  RESTART_REASONS,
+  TEMPLATE_REVISION,
+  TEMPLATE_REVISION_ANNOTATION,
+  changesSince,
+  covers,
+  revisionOf,
+  type DeclaredChange,
+  type RestartReason,
+} from "./template-changes.js";

@@ -5,106 +5,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { resolveSpec, type OntoPlatformSpec } from "../api/index.js";
 import { validateSpec } from "../api/validate.js";
-import { KNOWN_VERSIONS, releaseFor } from "../release/index.js";
+import { releaseFor } from "../release/index.js";
+import { dnsLabel, specArbitrary } from "../../test/support/spec-arbitrary.js";
 import { renderPlatform, type RenderedObject } from "./index.js";
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-const dnsLabel = (max: number) =>
-  fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/).filter((s) => s.length <= max);
-
-const quantityPair = fc
-  .record({ cpu: fc.integer({ min: 1, max: 8000 }), memory: fc.integer({ min: 64, max: 16384 }) })
-  .chain(({ cpu, memory }) =>
-    fc.record({
-      requests: fc.constant({ cpu: `${cpu}m`, memory: `${memory}Mi` }),
-      limits: fc.option(
-        fc.record({ cpu: fc.constant(`${cpu * 2}m`), memory: fc.constant(`${memory * 2}Mi`) }),
-        { nil: undefined },
-      ),
-    }),
-  )
-  .map((r) => (r.limits ? r : { requests: r.requests }));
-
-const autoscaling = fc
-  .record({
-    enabled: fc.boolean(),
-    min: fc.integer({ min: 1, max: 5 }),
-    extra: fc.integer({ min: 0, max: 10 }),
-  })
-  .map(({ enabled, min, extra }) => ({
-    enabled,
-    minReplicas: min,
-    maxReplicas: min + extra,
-    targetCPUUtilization: 70,
-  }));
-
-const service = fc.record({
-  replicas: fc.integer({ min: 1, max: 5 }),
-  resources: quantityPair,
-  autoscaling,
-});
-
-const specArbitrary: fc.Arbitrary<OntoPlatformSpec> = fc
-  .record({
-    version: fc.constantFrom(...KNOWN_VERSIONS),
-    redisSentinel: fc.boolean(),
-    minioReplicas: fc.constantFrom(1, 4, 6),
-    kafkaReplicas: fc.integer({ min: 1, max: 5 }),
-    buckets: fc.uniqueArray(fc.stringMatching(/^[a-z0-9][a-z0-9-]{1,20}[a-z0-9]$/), { maxLength: 4 }),
-    topics: fc.uniqueArray(fc.stringMatching(/^[a-zA-Z0-9_-]{1,30}$/), { maxLength: 4 }),
-    partitions: fc.integer({ min: 1, max: 64 }),
-    postgresReplicas: fc.integer({ min: 1, max: 5 }),
-    nessieReplicas: fc.integer({ min: 1, max: 3 }),
-    ontology: service,
-    dataService: service,
-    gateway: service,
-    gpu: fc.boolean(),
-    temporal: fc.boolean(),
-    ingress: fc.boolean(),
-    tls: fc.boolean(),
-    tenancy: fc.boolean(),
-    isolate: fc.boolean(),
-    allowed: fc.uniqueArray(dnsLabel(63), { maxLength: 3 }),
-    level: fc.constantFrom("DEBUG", "INFO", "WARN", "ERROR" as const),
-    serviceMonitor: fc.boolean(),
-  })
-  .map((g) => ({
-    version: g.version,
-    global: { tlsEnabled: g.tls, ...(g.tls ? { tlsSecretName: "onto-tls" } : {}) },
-    infrastructure: {
-      postgres: { replicas: g.postgresReplicas },
-      redis: g.redisSentinel
-        ? { mode: "sentinel" as const, replicas: 3 }
-        : { mode: "standalone" as const, replicas: 1 },
-      minio: { replicas: g.minioReplicas, buckets: g.buckets.map((name) => ({ name })) },
-      kafka: {
-        replicas: g.kafkaReplicas,
-        topics: g.topics.map((name) => ({ name, partitions: g.partitions })),
-      },
-    },
-    controlPlane: { ontologyService: g.ontology },
-    dataPlane: { dataService: g.dataService, nessie: { replicas: g.nessieReplicas } },
-    intelligencePlane: {
-      reasoningService: { gpu: { enabled: g.gpu, count: 2 } },
-      agentRuntime: { temporal: { enabled: g.temporal } },
-    },
-    gateway: { ...g.gateway, ingress: { enabled: g.ingress, host: "platform.example.com", tls: g.tls } },
-    observability: {
-      logging: { level: g.level },
-      metrics: { enabled: true, serviceMonitor: g.serviceMonitor },
-    },
-    tenancy: g.tenancy
-      ? {
-          mode: "namespace" as const,
-          resourceQuota: { "requests.cpu": "100" },
-          networkPolicy: { isolate: g.isolate, allowedNamespaces: g.allowed },
-        }
-      : { mode: "none" as const },
-  }));
 
 const platformArbitrary = fc.record({
   name: fc.oneof(

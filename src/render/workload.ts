@@ -14,6 +14,10 @@ import {
   type Owner,
 } from "./meta.js";
 import type { Container, RenderedObject, Toleration, Volume } from "./objects.js";
+import { TEMPLATE_REVISION, TEMPLATE_REVISION_ANNOTATION } from "./template-changes.js";
+
+/** On the workload, not its pod template: which render revision made the template (no restart). */
+const REVISION = { [TEMPLATE_REVISION_ANNOTATION]: String(TEMPLATE_REVISION) };
 
 /** Cluster-wide placement and pull settings (spec.global), applied to every pod. */
 export interface PodPlacement {
@@ -260,7 +264,7 @@ function workloadObject(input: WorkloadInput, placement: PodPlacement): Rendered
     return {
       apiVersion: "apps/v1",
       kind: "Deployment",
-      metadata: objectMeta(owner, name),
+      metadata: objectMeta(owner, name, { ...REVISION }),
       spec: {
         ...replicas,
         revisionHistoryLimit: 5,
@@ -278,7 +282,7 @@ function workloadObject(input: WorkloadInput, placement: PodPlacement): Rendered
   return {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
-    metadata: objectMeta(owner, name),
+    metadata: objectMeta(owner, name, { ...REVISION }),
     spec: {
       ...replicas,
       revisionHistoryLimit: 5,

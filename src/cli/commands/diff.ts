@@ -16,7 +16,16 @@ import {
   type OntoPlatform,
 } from "../../api/index.js";
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
-import { FORCE_ANNOTATION, namespaceSecurity, pathRefusal } from "../../controllers/index.js";
+import {
+  FORCE_ANNOTATION,
+  formatPlan,
+  isWorkload,
+  namespaceSecurity,
+  pathRefusal,
+  restartPlan,
+  type RestartEntry,
+  type WorkloadObject,
+} from "../../controllers/index.js";
 import { clusterCatalog } from "../releases.js";
 import {
   GENERATED_SECRET_LABEL,
@@ -48,6 +57,8 @@ export interface PlatformDiff {
   name: string;
   changes: ObjectChange[];
   notes: string[];
+  /** For each changed workload: whether its pods restart, why, in what order, under what budget. */
+  restarts: RestartEntry[];
 }
 
 type Platform = OntoPlatform & KubeObject;
@@ -99,7 +110,7 @@ export async function diffPlatform(
   doc: Platform,
 ): Promise<PlatformDiff> {
   const { namespace, name } = doc.metadata;
-  const out: PlatformDiff = { namespace, name, changes: [], notes: [] };
+  const out: PlatformDiff = { namespace, name, changes: [], notes: [], restarts: [] };
   const live = await client.getIfExists<Platform>({ ...PLATFORM_REF, namespace, name });
   const after = await platformAfterApply(client, doc, live);
   const platformRef = { ...PLATFORM_REF, namespace, name };
@@ -147,6 +158,9 @@ export async function diffPlatform(
   }
 
   const { capabilities, objects } = await renderForCluster(client, after, live);
+  // The restart plan compares each workload as it is with what the API server would store.
+  const planned: WorkloadObject[] = [];
+  const before = new Map<string, WorkloadObject>();
   for (const obj of objects) {
     const ref = { apiVersion: obj.apiVersion, kind: obj.kind, namespace, name: obj.metadata.name };
     const current = live ? await client.getIfExists(ref) : undefined;
@@ -154,9 +168,18 @@ export async function diffPlatform(
       out.changes.push(change("add", ref));
       continue;
     }
-    const objectChange = await compareWithDryRun(operatorClient, obj, current, ref);
-    if (objectChange) out.changes.push(objectChange);
+    const compared = await compareWithDryRun(operatorClient, obj, current, ref);
+    if (compared.change) out.changes.push(compared.change);
+    if (obj.kind === "PodDisruptionBudget") planned.push(obj);
+    if (isWorkload(obj) && compared.change && compared.merged) {
+      planned.push(compared.merged as WorkloadObject);
+      before.set(`${obj.kind}/${obj.metadata.name}`, current as WorkloadObject);
+    }
   }
+  out.restarts = restartPlan({
+    desired: planned,
+    live: (o) => before.get(`${o.kind}/${o.metadata.name}`),
+  });
   if (live) out.changes.push(...(await prunable(client, live, after, objects, servedKinds(capabilities))));
   return out;
 }
@@ -166,18 +189,23 @@ async function compareWithDryRun(
   obj: RenderedObject,
   current: KubeObject,
   ref: { apiVersion: string; kind: string; namespace: string; name: string },
-): Promise<ObjectChange | undefined> {
+): Promise<{ change?: ObjectChange; merged?: KubeObject }> {
   let merged: KubeObject;
   try {
     merged = await operatorClient.apply(obj, { dryRun: true, force: true });
   } catch (err) {
     // A Job's pod template is immutable: the operator deletes it and creates it again.
     if (obj.kind === "Job" && err instanceof InvalidError)
-      return { ...change("change", ref), note: "its pod template is immutable: the operator re-creates it" };
+      return {
+        change: {
+          ...change("change", ref),
+          note: "its pod template is immutable: the operator re-creates it",
+        },
+      };
     throw err;
   }
   const fields = diffObjects(current, merged, { secret: obj.kind === "Secret" });
-  return fields.length > 0 ? { ...change("change", ref), fields } : undefined;
+  return fields.length > 0 ? { change: { ...change("change", ref), fields }, merged } : { merged };
 }
 
 /** What the operator's prune would delete: owned objects the new render no longer has. */
@@ -219,6 +247,10 @@ export function formatDiffs(diffs: PlatformDiff[], colors: Palette): string {
       const color = c.op === "add" ? colors.green : c.op === "prune" ? colors.red : colors.yellow;
       lines.push(color(`${SIGN[c.op]} ${c.kind}/${c.name}${c.note ? `  (${c.note})` : ""}`));
       for (const field of c.fields) for (const line of formatChange(field)) lines.push(`    ${line}`);
+    }
+    if (diff.restarts.length > 0) {
+      lines.push(colors.bold(`restart plan for ${diff.namespace}/${diff.name}:`));
+      for (const line of formatPlan(diff.restarts)) lines.push(`  ${line}`);
     }
   }
   const all = diffs.flatMap((d) => d.changes);

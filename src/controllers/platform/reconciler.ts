@@ -20,11 +20,12 @@ import {
   type UpgradeStep,
 } from "../../render/index.js";
 import type { ReadonlyStore, Request, Result } from "../../runtime/index.js";
-import { actAll, type ActionContext, type ClusterAction } from "../shared/act.js";
+import { actAll, record, type ActionContext, type ClusterAction } from "../shared/act.js";
 import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
-import { planApply } from "./apply.js";
+import { objectId, planApply } from "./apply.js";
+import { decideDisruption, type Disruption } from "./disruption.js";
 import { withAppliedHash } from "./drift.js";
 import { checkGates } from "./gates.js";
 import { planNamespaceLabels } from "./namespace-labels.js";
@@ -37,6 +38,13 @@ import { StatusWriter } from "./status-writer.js";
 import { planStuckPodReplacement, planUpgradePodDeletions } from "./stuck-pods.js";
 import { VPA_REF } from "./vertical.js";
 import { writeAhead, writeVerticalScaling } from "./write-ahead.js";
+
+const refOf = (obj: RenderedObject) => ({
+  apiVersion: obj.apiVersion,
+  kind: obj.kind,
+  namespace: obj.metadata.namespace,
+  name: obj.metadata.name,
+});
 
 /** Seed 3.1: a platform that is in order is looked at again every five minutes. */
 const RESYNC_MS = 5 * 60_000;
@@ -89,8 +97,11 @@ export class PlatformReconciler {
     };
     const store = (kind: Ref, namespace = ns) => this.deps.cache(kind, namespace);
     const objects = (apiVersion: string, kind: string) => store({ apiVersion, kind }).byNamespace(ns);
-    const statusOf = (spec: ResolvedSpec, outcome: Outcome) => (current: OntoPlatformStatus) =>
-      platformStatus(platform, current, spec, outcome, objects, this.now());
+    const shown: { disruption?: Disruption | undefined } = {};
+    const statusOf = (spec: ResolvedSpec, outcome: Outcome) => (current: OntoPlatformStatus) => ({
+      ...platformStatus(platform, current, spec, outcome, objects, this.now()),
+      ...(shown.disruption ? { disruption: shown.disruption } : {}),
+    });
 
     const gate = checkGates(platform, store(PLATFORM_REF), this.releases, this.now());
     if (!gate.open) {
@@ -116,10 +127,31 @@ export class PlatformReconciler {
       ...tlsProblems(ns, spec, store({ apiVersion: "v1", kind: "Secret" })),
       ...quotaProblems(desired, quota),
     ];
+    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
+    // Pod restarts that must wait (an operator-side change, outside every maintenance window).
+    const hold = decideDisruption({
+      platform,
+      spec,
+      desired,
+      live,
+      pods: objects("v1", "Pod"),
+      now: this.now(),
+    });
+    shown.disruption = hold.status;
+    outcome.problems.push(...hold.problems);
+    for (const { workload, message } of hold.bypassed)
+      record(ctx, {
+        verb: "update",
+        target: refOf(workload),
+        reason: "EmergencyRestart",
+        message,
+        warning: true,
+      });
+    const applicable = desired.filter((o) => !hold.held.has(objectId(o.kind, o.metadata.name)));
     // Each stage is planned from the caches as they are when it starts, then carried out.
     const stages: (() => ClusterAction[])[] = [
       () => planNamespaceLabels(ns, spec, store({ apiVersion: "v1", kind: "Namespace" }, "")),
-      () => planApply(desired, (obj) => store(obj).getByName(ns, obj.metadata.name)),
+      () => planApply(applicable, live),
       () => planPrune(platform, spec, desired, this.servedKinds(), (kind) => store(kind)),
       () => planStuckPodReplacement(platform, objects("apps/v1", "StatefulSet"), objects("v1", "Pod")),
       () => planUpgradePodDeletions(ns, decision?.deletePods ?? []),
@@ -138,7 +170,13 @@ export class PlatformReconciler {
     if (outcome.errors.length > 0)
       throw new Error(`apply failed for ${outcome.errors.length} object(s): ${outcome.errors[0]}`);
     const requeueAfterMs = status.phase === "Running" ? RESYNC_MS : PROGRESS_RECHECK_MS;
-    return { requeueAfterMs: Math.min(requeueAfterMs, decision?.requeueAfterMs ?? requeueAfterMs) };
+    return {
+      requeueAfterMs: Math.min(
+        requeueAfterMs,
+        decision?.requeueAfterMs ?? requeueAfterMs,
+        hold.requeueAfterMs ?? requeueAfterMs,
+      ),
+    };
   }
 
   /** The objects the operator applies for `platform` (also what `onto render` prints). */

@@ -7,6 +7,7 @@
 // keeps no state of its own, so an operator restarted at any point resumes the same step: the
 // canary it finds is the one it created, a promoted component keeps rolling forward, a rollback
 // goes on until the component is back.
+import { APPROVE_RESTARTS_ANNOTATION, windowState } from "../shared/maintenance-windows.js";
 import {
   COMPONENTS,
   INSTANCE_LABEL,
@@ -206,6 +207,25 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
           message: `not starting ${running} -> ${target} while the platform is ${status.phase ?? "Degraded"}${degraded ? ` (${degraded.reason}: ${degraded.message})` : ""}; ${forceHint}`,
         },
         requeueAfterMs: BLOCKED_RECHECK_MS,
+      };
+    }
+    // A version upgrade restarts pods: with maintenance windows it starts only inside one.
+    const windows = windowState(spec.maintenance.windows, scene.now);
+    if (!windows.unrestricted && !windows.open && annotations[APPROVE_RESTARTS_ANNOTATION] !== "true") {
+      return {
+        step: hold(),
+        condition: {
+          status: "False",
+          reason: REASON.WaitingForMaintenanceWindow,
+          message: `upgrade ${running} -> ${target} waits for a maintenance window${
+            windows.next
+              ? `: the next opens at ${windows.next.toISOString()}`
+              : ": none of spec.maintenance.windows can open"
+          }; annotate ${APPROVE_RESTARTS_ANNOTATION}=true to start now`,
+        },
+        requeueAfterMs: windows.next
+          ? Math.max(1000, windows.next.getTime() - scene.now.getTime())
+          : BLOCKED_RECHECK_MS,
       };
     }
     const first = componentByName(plan[0] ?? "");

@@ -1,0 +1,57 @@
+// The declared changes of render: every change of this code that alters a rendered object for an
+// unchanged spec is listed here, with the restart it causes. The golden-file test
+// (template-changes.test.ts) renders a committed set of specs and fails on any difference that no
+// entry declares, so an operator upgrade never restarts a pod by surprise. The revision of the
+// newest entry is stamped on every workload; the reconciler defers a pod-template change that comes
+// with a newer revision (an operator-side change, not the user's) until the user opts in or a
+// maintenance window opens (controllers/platform/disruption.ts).
+
+/** Why a pod restarts: the part of its pod template that changed. */
+export const RESTART_REASONS = ["image", "config", "resources", "certificate", "template"] as const;
+export type RestartReason = (typeof RESTART_REASONS)[number];
+
+export interface DeclaredChange {
+  /** Increases by one per entry; the newest is TEMPLATE_REVISION. */
+  revision: number;
+  /** Component names whose objects change, or "all". */
+  components: readonly string[] | "all";
+  /** The kinds that change (e.g. "StatefulSet", "ConfigMap"). */
+  kinds: readonly string[];
+  /** The restart it causes on running pods, or "none" when no pod template changes. */
+  restart: RestartReason | "none";
+  /** What changed and why, for the restart plan and the release notes. */
+  why: string;
+}
+
+export const DECLARED_CHANGES: readonly DeclaredChange[] = [
+  {
+    revision: 1,
+    components: "all",
+    kinds: ["Deployment", "StatefulSet"],
+    restart: "none",
+    why: "workloads carry the onto.paas/template-revision annotation (on the workload, not the pod template)",
+  },
+];
+
+/** The revision of this render code: the newest declared change. */
+export const TEMPLATE_REVISION = Math.max(0, ...DECLARED_CHANGES.map((c) => c.revision));
+
+/** Workload annotation: the TEMPLATE_REVISION of the operator that last rendered its pod template. */
+export const TEMPLATE_REVISION_ANNOTATION = "onto.paas/template-revision";
+
+/** The declared changes after `revision`, up to this code's. */
+export function changesSince(revision: number): DeclaredChange[] {
+  return DECLARED_CHANGES.filter((c) => c.revision > revision);
+}
+
+/** Whether a declared change covers an object of `kind` of component `component`. */
+export function covers(change: DeclaredChange, kind: string, component: string | undefined): boolean {
+  if (!change.kinds.includes(kind)) return false;
+  return change.components === "all" || (component !== undefined && change.components.includes(component));
+}
+
+/** The revision recorded on a live workload; 0 when it predates revisions. */
+export function revisionOf(annotations: Readonly<Record<string, string>> | undefined): number {
+  const value = Number(annotations?.[TEMPLATE_REVISION_ANNOTATION]);
+  return Number.isInteger(value) && value >= 0 ? value : 0;
+}
