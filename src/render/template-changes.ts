@@ -31,6 +31,21 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "none",
     why: "workloads carry the onto.paas/template-revision annotation (on the workload, not the pod template)",
   },
+  {
+    revision: 2,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "standbys name their primary_conninfo with a TCP user timeout, so a primary back at a new address is found in seconds",
+  },
+  {
+    revision: 3,
+    components: "all",
+    // Setup Jobs are named by their content, so theirs are new Jobs (run once more).
+    kinds: ["Deployment", "StatefulSet", "Job"],
+    restart: "template",
+    why: "every container reports its last log lines on failure (terminationMessagePolicy FallbackToLogsOnError); distributed MinIO waits until its own name resolves to its address",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -3,7 +3,7 @@
 // what order and under what budget; and which do not restart at all.
 import { describe, expect, it } from "vitest";
 import type { OntoPlatformSpec } from "../../api/index.js";
-import { TEMPLATE_REVISION_ANNOTATION, type RenderedObject } from "../../render/index.js";
+import { TEMPLATE_REVISION, TEMPLATE_REVISION_ANNOTATION, type RenderedObject } from "../../render/index.js";
 import { goldenCases, renderGolden } from "../../../test/support/golden.js";
 import { formatPlan, restartPlan, sameValue, type RestartEntry } from "./restart-plan.js";
 
@@ -89,9 +89,9 @@ describe("restart plan", () => {
     expect(restarting(p)).toEqual(["kafka:template"]);
     expect(p.find((e) => e.name === "kafka")?.operatorChange).toMatchObject({
       fromRevision: 0,
-      toRevision: 1,
+      toRevision: TEMPLATE_REVISION,
     });
-    expect(formatPlan(p).join("\n")).toContain("operator-side change r0 -> r1");
+    expect(formatPlan(p).join("\n")).toContain(`operator-side change r0 -> r${TEMPLATE_REVISION}`);
   });
 
   it("compares quantities by value", () => {
