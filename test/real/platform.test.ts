@@ -650,7 +650,7 @@ describe("an upgrade of the real-node platform", () => {
         expect(await readObject(client, o.bucket, o.key), `${o.key} through ${member}`).toBe(o.value);
     }
     // Ten components, each through a canary or a partition with its soak: over the suite's 300 s
-    // default on a loaded machine (276 s and over 300 s measured); the loop above has its own deadline.
+    // default on a loaded machine (276 s to 430 s measured); the loop above has its own deadline.
   }, 960_000);
 });
 
