@@ -1,6 +1,7 @@
 // The public API of src/api: the OntoPlatform resource's types, schema, defaults, components.
 export * from "./constants.js";
 export {
+  MAX_PLATFORM_NAME,
   MAX_REPLICAS,
   MAX_STORAGE,
   OntoPlatformSpecSchema,

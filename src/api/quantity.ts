@@ -2,10 +2,18 @@
 // library that `onto validate` registers. Written by hand: the npm parsers either live in
 // @kubernetes/client-node (which api/ may not import) or round through floating point, and CEL
 // comparisons must be exact to agree with the API server.
+//
+// Exact arithmetic costs time in the size of the exponent (10^e as a BigInt), so the parser
+// refuses what no real quantity needs: text longer than MAX_TEXT or a decimal exponent beyond
+// ±MAX_EXPONENT. The schema bounds both more tightly; this bound holds for every caller.
 
 const GRAMMAR = /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([KMGTPE]i)|([numkMGTPE])|[eE]([+-]?[0-9]+))?$/;
 const BINARY: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+/** Longest text parsed (the schema allows 32 characters). */
+export const MAX_TEXT = 64;
+/** Largest decimal exponent parsed, either sign (the schema allows up to 18). */
+export const MAX_EXPONENT = 64;
 
 /** A parsed quantity: the exact value numerator / denominator (denominator > 0). */
 export class Quantity {
@@ -15,14 +23,19 @@ export class Quantity {
   ) {}
 
   static isValid(text: string): boolean {
-    return GRAMMAR.test(text);
+    const match = text.length <= MAX_TEXT ? GRAMMAR.exec(text) : null;
+    return match !== null && Math.abs(Number(match[5] ?? 0)) <= MAX_EXPONENT;
   }
 
-  /** Parses `text`; throws an Error naming the text when it is not a quantity. */
+  /** Parses `text`; throws an Error naming the text when it is not a quantity (or out of bounds). */
   static parse(text: string): Quantity {
+    if (text.length > MAX_TEXT)
+      throw new Error(`a quantity has at most ${MAX_TEXT} characters, got ${text.length}`);
     const match = GRAMMAR.exec(text);
     if (!match) throw new Error(`${JSON.stringify(text)} is not a Kubernetes quantity (e.g. 500m, 2, 4Gi)`);
     const [, sign, number = "0", binary, decimal, exponent] = match;
+    if (exponent !== undefined && Math.abs(Number(exponent)) > MAX_EXPONENT)
+      throw new Error(`${JSON.stringify(text)}: the exponent of a quantity is at most ${MAX_EXPONENT}`);
     const [whole = "", fraction = ""] = number.split(".");
     let numerator = BigInt((whole || "0") + fraction);
     let denominator = 10n ** BigInt(fraction.length);
@@ -62,6 +75,11 @@ export class Quantity {
       suffix++;
     }
     return `${mebibytes}${suffixes[suffix]}`;
+  }
+
+  /** The value is a whole number (CEL's Quantity.isInteger, within the bounds parse allows). */
+  isInteger(): boolean {
+    return this.numerator % this.denominator === 0n;
   }
 
   /** -1, 0 or 1 as this is less than, equal to or greater than `other`. */

@@ -5,12 +5,15 @@
 import { Type } from "@sinclair/typebox";
 import type { Static } from "@sinclair/typebox";
 import {
+  boundedMap,
   cel,
   defaulted,
   dnsLabel,
   dnsSubdomain,
+  extendedResourceName,
+  isQualifiedName,
   LABEL_VALUE,
-  QUALIFIED_NAME,
+  qualifiedName,
   quantity,
   quantityAtMost,
   SEMVER,
@@ -22,6 +25,24 @@ import type { Resolved } from "./schema-kit.js";
 export const MAX_REPLICAS = 100;
 /** The largest volume any component may request. */
 export const MAX_STORAGE = "64Ti";
+/**
+ * The longest platform name: it is the app.kubernetes.io/instance label of every object the
+ * platform owns, and a label value has at most 63 characters.
+ */
+export const MAX_PLATFORM_NAME = 63;
+/** An RFC 3339 time as the operator writes it (status): bounded like every other string. */
+const dateTime = (description?: string) =>
+  Type.String({ format: "date-time", maxLength: 64, ...(description ? { description } : {}) });
+/** A count the operator writes in status (pods, components, generations). */
+const count = (description?: string) =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...(description ? { description } : {}) });
+/** Keys of maps the operator writes, by component name. */
+const COMPONENT_KEYS = {
+  rule: (k: string) => `${k}.size() <= 63`,
+  message: "keys are component names",
+  maxLength: 63,
+  examples: { patterns: ["^[a-z][-a-z]{0,20}$"] },
+};
 
 // ---------------------------------------------------------------- shared pieces
 
@@ -172,7 +193,7 @@ const SERVICE = { replicas: 2, cpu: "250m", memory: "512Mi" };
 
 const toleration = Type.Object(
   {
-    key: Type.Optional(Type.String({ pattern: QUALIFIED_NAME, maxLength: 316, description: "Taint key." })),
+    key: Type.Optional(qualifiedName("Taint key; absent (with operator Exists) tolerates every taint.")),
     operator: defaulted(
       Type.Union([Type.Literal("Exists"), Type.Literal("Equal")], { description: "Exists or Equal." }),
       "Equal",
@@ -186,17 +207,30 @@ const toleration = Type.Object(
     tolerationSeconds: Type.Optional(
       Type.Integer({
         minimum: 0,
-        description: "For NoExecute: how long the pod stays bound after the taint.",
+        maximum: 31_536_000,
+        description: "For NoExecute: how long the pod stays bound after the taint (at most a year).",
       }),
     ),
   },
   {
     description: "A Kubernetes toleration.",
-    ...cel({
-      rule: "self.operator != 'Exists' || !has(self.value)",
-      message: "a toleration with operator Exists must not have a value",
-      fieldPath: ".value",
-    }),
+    ...cel(
+      {
+        rule: "self.operator != 'Exists' || !has(self.value)",
+        message: "a toleration with operator Exists must not have a value",
+        fieldPath: ".value",
+      },
+      {
+        rule: "has(self.key) || self.operator == 'Exists'",
+        message: "a toleration without a key must use operator Exists (it then tolerates every taint)",
+        fieldPath: ".operator",
+      },
+      {
+        rule: "!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+        message: "tolerationSeconds needs effect NoExecute",
+        fieldPath: ".effect",
+      },
+    ),
   },
 );
 
@@ -208,18 +242,17 @@ const nodePool = (whose: string) =>
   Type.Object(
     {
       nodeSelector: defaulted(
-        Type.Record(
-          Type.String(),
-          Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Label value." }),
-          {
-            maxProperties: 16,
-            description: `Node labels ${whose} require.`,
-            ...cel({
-              rule: `self.all(k, k.matches('${QUALIFIED_NAME}'))`,
-              message: "nodeSelector keys must be valid label keys such as node-pool or example.com/pool",
-            }),
+        boundedMap(Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Label value." }), {
+          maxProperties: 16,
+          description: `Node labels ${whose} require.`,
+          keys: {
+            rule: isQualifiedName,
+            message:
+              "nodeSelector keys must be valid label keys such as node-pool or example.com/pool (a name of at most 63 characters, optionally after a DNS prefix of at most 253 and '/')",
+            maxLength: 317,
+            examples: { patterns: ["^([a-z0-9]{1,10}[.][a-z]{2,5}/)?[a-z0-9]([-a-z0-9_.]{0,20}[a-z0-9])?$"] },
           },
-        ),
+        }),
         {},
       ),
       tolerations: defaulted(
@@ -500,11 +533,7 @@ const intelligencePlane = defaulted(
                     1,
                   ),
                   type: defaulted(
-                    Type.String({
-                      pattern: QUALIFIED_NAME,
-                      maxLength: 253,
-                      description: "Extended resource name of the GPU, e.g. nvidia.com/gpu.",
-                    }),
+                    extendedResourceName("Extended resource name of the GPU, e.g. nvidia.com/gpu."),
                     "nvidia.com/gpu",
                   ),
                 },
@@ -562,7 +591,12 @@ const gateway = defaulted(
               Type.String({
                 pattern: "^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
                 maxLength: 253,
-                description: "Host name of the Ingress, e.g. platform.example.com; required when enabled.",
+                description:
+                  "Host name of the Ingress, e.g. platform.example.com (a DNS name, not an IP address); required when enabled.",
+                ...cel({
+                  rule: "!self.matches('(^|[.])[0-9]+$')",
+                  message: "host must be a DNS name, not an IP address: its last label cannot be all digits",
+                }),
               }),
             ),
             tls: defaulted(Type.Boolean({ description: "Terminate TLS at the Ingress." }), false),
@@ -662,6 +696,42 @@ const observability = defaulted(
   {},
 );
 
+/** The quota resource names without '/' the API server knows (its standardQuotaResources). */
+const STANDARD_QUOTA_RESOURCES = [
+  "cpu",
+  "memory",
+  "ephemeral-storage",
+  "requests.cpu",
+  "requests.memory",
+  "requests.storage",
+  "requests.ephemeral-storage",
+  "limits.cpu",
+  "limits.memory",
+  "limits.ephemeral-storage",
+  "pods",
+  "resourcequotas",
+  "services",
+  "replicationcontrollers",
+  "secrets",
+  "persistentvolumeclaims",
+  "configmaps",
+  "services.nodeports",
+  "services.loadbalancers",
+];
+/** Of those, the ones counted in whole numbers (the API server's integerResources). */
+const INTEGER_QUOTA_RESOURCES = [
+  "pods",
+  "resourcequotas",
+  "services",
+  "replicationcontrollers",
+  "secrets",
+  "configmaps",
+  "persistentvolumeclaims",
+  "services.nodeports",
+  "services.loadbalancers",
+];
+const celList = (items: string[]): string => `[${items.map((i) => `'${i}'`).join(", ")}]`;
+
 const tenancy = defaulted(
   Type.Object(
     {
@@ -673,14 +743,27 @@ const tenancy = defaulted(
         "none",
       ),
       resourceQuota: Type.Optional(
-        Type.Record(Type.String(), quantity("Quota amount."), {
+        boundedMap(quantity("Quota amount."), {
           maxProperties: 32,
           description:
-            "ResourceQuota hard limits of the namespace, by quota resource name: requests.cpu, requests.memory, limits.cpu, limits.memory, pods, ...",
-          ...cel({
-            rule: "self.all(k, k.matches('^[a-z0-9]([-a-z0-9._/]*[a-z0-9])?$'))",
-            message: "resourceQuota keys must be quota resource names such as requests.cpu or count/pods",
-          }),
+            "ResourceQuota hard limits of the namespace, by quota resource name: requests.cpu, requests.memory, limits.cpu, limits.memory, pods, count/deployments.apps, requests.nvidia.com/gpu, ... Counts (pods, services, count/..., extended resources) must be whole numbers.",
+          keys: {
+            rule: (k) =>
+              `${isQualifiedName(k)} && (${k}.contains('/') || ${k} in ${celList(STANDARD_QUOTA_RESOURCES)} || ${k}.startsWith('hugepages-') || ${k}.startsWith('requests.hugepages-'))`,
+            message:
+              "resourceQuota keys must be quota resource names: a standard one (requests.cpu, limits.memory, pods, ...) or a qualified name with '/' such as count/pods",
+            maxLength: 317,
+            examples: {
+              names: [...STANDARD_QUOTA_RESOURCES, "count/pods", "count/deployments.apps", "requests.nvidia.com/gpu"],
+            },
+          },
+          rules: [
+            {
+              // The API server's IsIntegerResourceName: the standard counts and extended resources.
+              rule: `self.all(k, !(k in ${celList(INTEGER_QUOTA_RESOURCES)} || (k.contains('/') && !k.contains('kubernetes.io/') && !k.startsWith('requests.'))) || !isQuantity(self[k]) || quantity(self[k]).isInteger())`,
+              message: "counted quota resources (pods, services, count/..., extended resources) take whole numbers",
+            },
+          ],
         }),
       ),
       networkPolicy: defaulted(
@@ -899,8 +982,8 @@ const condition = Type.Object(
     status: Type.Union([Type.Literal("True"), Type.Literal("False"), Type.Literal("Unknown")]),
     reason: Type.String({ maxLength: 128, description: "One CamelCase word a program can match." }),
     message: Type.String({ maxLength: 4096, description: "What a person should know or do." }),
-    lastTransitionTime: Type.String({ format: "date-time", description: "When status last changed." }),
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    lastTransitionTime: dateTime("When status last changed."),
+    observedGeneration: Type.Optional(count()),
   },
   { description: "A Kubernetes condition." },
 );
@@ -909,8 +992,8 @@ const planeState = Type.Union([Type.Literal("Ready"), Type.Literal("NotReady"), 
 
 const componentState = Type.Object(
   {
-    ready: Type.Integer({ minimum: 0, description: "Ready pods." }),
-    desired: Type.Integer({ minimum: 0, description: "Desired pods." }),
+    ready: count("Ready pods."),
+    desired: count("Desired pods."),
     phase: Type.Union(
       [Type.Literal("Pending"), Type.Literal("Progressing"), Type.Literal("Ready"), Type.Literal("Degraded")],
       { description: "State of the component." },
@@ -944,20 +1027,21 @@ const upgradeStatus = Type.Object(
     step: Type.Optional(
       Type.String({ maxLength: 64, description: "Step within the component (e.g. Canary, Soak, Rollout)." }),
     ),
-    startedAt: Type.String({ format: "date-time" }),
+    startedAt: dateTime(),
     stepStartedAt: Type.Optional(
-      Type.String({ format: "date-time", description: "When the current step began." }),
+      dateTime("When the current step began."),
     ),
-    finishedAt: Type.Optional(Type.String({ format: "date-time" })),
+    finishedAt: Type.Optional(dateTime()),
     completedComponents: Type.Array(Type.String({ maxLength: 64 }), {
       maxItems: 64,
       description: "Components already running the target version.",
     }),
     planned: Type.Optional(
-      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 64 }), {
+      boundedMap(Type.String({ maxLength: 64 }), {
         maxProperties: 64,
         description:
           "Components this upgrade changes (their image differs), each with the version it ran before; a rollback returns it there.",
+        keys: COMPONENT_KEYS,
       }),
     ),
     progress: Type.Optional(
@@ -1002,8 +1086,8 @@ const memoryOverride = Type.Object(
   {
     memoryLimit: quantity("Raised memory limit."),
     memoryRequest: Type.Optional(quantity("Raised memory request, when it had to follow the limit.")),
-    raisedAt: Type.String({ format: "date-time" }),
-    raises: Type.Integer({ minimum: 0, description: "How many times the limit was raised." }),
+    raisedAt: dateTime(),
+    raises: count("How many times the limit was raised."),
     atCap: Type.Boolean({ description: "The limit reached selfHealing.maxMemory." }),
   },
   { description: "Memory raised after OOM kills." },
@@ -1013,12 +1097,12 @@ export const OntoPlatformStatusSchema = Type.Object(
   {
     phase: Type.Optional(platformPhase),
     version: Type.Optional(Type.String({ maxLength: 64, description: "Version the platform fully runs." })),
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    observedGeneration: Type.Optional(count()),
     ready: Type.Optional(
       Type.String({ maxLength: 16, description: "Ready components over enabled components, e.g. 14/14." }),
     ),
-    readyComponents: Type.Optional(Type.Integer({ minimum: 0 })),
-    totalComponents: Type.Optional(Type.Integer({ minimum: 0 })),
+    readyComponents: Type.Optional(count()),
+    totalComponents: Type.Optional(count()),
     conditions: Type.Optional(
       Type.Array(condition, {
         maxItems: 32,
@@ -1039,21 +1123,27 @@ export const OntoPlatformStatusSchema = Type.Object(
       ),
     ),
     componentStatuses: Type.Optional(
-      Type.Record(Type.String(), componentState, { description: "State per component, by component name." }),
+      boundedMap(componentState, {
+        maxProperties: 64,
+        description: "State per component, by component name.",
+        keys: COMPONENT_KEYS,
+      }),
     ),
     upgrade: Type.Optional(upgradeStatus),
     healing: Type.Optional(
       Type.Object(
         {
           memoryOverrides: Type.Optional(
-            Type.Record(Type.String(), memoryOverride, {
+            boundedMap(memoryOverride, {
+              maxProperties: 64,
               description: "Raised memory limits, by component name.",
+              keys: COMPONENT_KEYS,
             }),
           ),
           recentActions: Type.Optional(
             Type.Array(
               Type.Object({
-                at: Type.String({ format: "date-time" }),
+                at: dateTime(),
                 component: Type.String({ maxLength: 64 }),
                 action: Type.String({ maxLength: 64 }),
               }),

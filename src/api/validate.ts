@@ -10,7 +10,7 @@ import type { ParseResult } from "@marcbachmann/cel-js";
 import { API_VERSION, KIND, RELEASE_KIND } from "./constants.js";
 import { kubernetesCelEnvironment } from "./kubernetes-cel.js";
 import { OntoReleaseSpecSchema } from "./release-schema.js";
-import { OntoPlatformSpecSchema } from "./schema.js";
+import { MAX_PLATFORM_NAME, OntoPlatformSpecSchema } from "./schema.js";
 import type { CelRule } from "./schema-kit.js";
 import { DNS_SUBDOMAIN } from "./schema-kit.js";
 
@@ -62,7 +62,12 @@ export function validateOntoPlatform(doc: unknown, old?: unknown): ValidationIss
   const metadata = doc.metadata;
   if (!isObject(metadata) || typeof metadata.name !== "string" || metadata.name === "") {
     issues.push({ path: "metadata.name", message: "Required value: name is required" });
-  } else if (metadata.name.length > 253 || !new RegExp(DNS_SUBDOMAIN).test(metadata.name)) {
+  } else if (metadata.name.length > MAX_PLATFORM_NAME) {
+    issues.push({
+      path: "metadata.name",
+      message: `Too long: may not be more than ${MAX_PLATFORM_NAME} bytes (the name is a label value of every object the platform owns)`,
+    });
+  } else if (!new RegExp(DNS_SUBDOMAIN).test(metadata.name)) {
     issues.push({
       path: "metadata.name",
       message:

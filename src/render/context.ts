@@ -1,7 +1,13 @@
 // The render context: the input plus what every family derives from it the same way
 // (owner metadata, images per upgrade step, resources with healing overrides, the common
 // WorkloadInput fields), so no family repeats those rules.
-import { componentByName, componentSpec, type ComponentInfo, type ComponentName } from "../api/index.js";
+import {
+  MAX_PLATFORM_NAME,
+  componentByName,
+  componentSpec,
+  type ComponentInfo,
+  type ComponentName,
+} from "../api/index.js";
 import { imageFor, releaseFor } from "../release/index.js";
 import type { RenderInput } from "./input.js";
 import type { Owner } from "./meta.js";
@@ -16,10 +22,11 @@ export interface RenderContext extends RenderInput {
 }
 
 export function createContext(input: RenderInput): RenderContext {
-  if (input.platform.name.length > 63) {
-    // The name is the app.kubernetes.io/instance label of every object, and label values stop at 63.
+  if (input.platform.name.length > MAX_PLATFORM_NAME) {
+    // The name is the app.kubernetes.io/instance label of every object, and label values stop at
+    // 63. The CRD refuses such names; this guards platforms stored before it did.
     throw new Error(
-      `metadata.name: "${input.platform.name}" is ${input.platform.name.length} characters; a platform name may have at most 63 (it is used as a label value)`,
+      `metadata.name: "${input.platform.name}" is ${input.platform.name.length} characters; a platform name may have at most ${MAX_PLATFORM_NAME} (it is used as a label value)`,
     );
   }
   const g = input.spec.global;
