@@ -163,7 +163,8 @@ export function extendedResourceName(description: string): TString {
       },
       {
         rule: "!self.contains('kubernetes.io/') && !self.startsWith('requests.')",
-        message: "an extended resource is named in a domain of its own, not kubernetes.io, e.g. nvidia.com/gpu",
+        message:
+          "an extended resource is named in a domain of its own, not kubernetes.io, e.g. nvidia.com/gpu",
       },
     ),
   });
@@ -194,7 +195,10 @@ export function boundedMap<V extends TSchema>(
   const schema = Type.Record(Type.String(), value, {
     maxProperties: opts.maxProperties,
     description: opts.description,
-    ...cel({ rule: `self.all(k, ${opts.keys.rule("k")})`, message: opts.keys.message }, ...(opts.rules ?? [])),
+    ...cel(
+      { rule: `self.all(k, ${opts.keys.rule("k")})`, message: opts.keys.message },
+      ...(opts.rules ?? []),
+    ),
   });
   (schema as unknown as Record<symbol, unknown>)[MAP_KEYS] = opts.keys;
   return schema;
@@ -214,7 +218,10 @@ export function unboundedFields(schema: TSchema, path = ""): string[] {
   if (Array.isArray(node.anyOf)) return out; // a union of literals: a closed set
   if (type === "string" && node.const === undefined && typeof node.maxLength !== "number")
     out.push(`${path}: string without maxLength`);
-  if ((type === "integer" || type === "number") && (typeof node.minimum !== "number" || typeof node.maximum !== "number"))
+  if (
+    (type === "integer" || type === "number") &&
+    (typeof node.minimum !== "number" || typeof node.maximum !== "number")
+  )
     out.push(`${path}: number without minimum and maximum`);
   if (type === "array") {
     if (typeof node.maxItems !== "number") out.push(`${path}: list without maxItems`);

@@ -754,14 +754,20 @@ const tenancy = defaulted(
               "resourceQuota keys must be quota resource names: a standard one (requests.cpu, limits.memory, pods, ...) or a qualified name with '/' such as count/pods",
             maxLength: 317,
             examples: {
-              names: [...STANDARD_QUOTA_RESOURCES, "count/pods", "count/deployments.apps", "requests.nvidia.com/gpu"],
+              names: [
+                ...STANDARD_QUOTA_RESOURCES,
+                "count/pods",
+                "count/deployments.apps",
+                "requests.nvidia.com/gpu",
+              ],
             },
           },
           rules: [
             {
               // The API server's IsIntegerResourceName: the standard counts and extended resources.
               rule: `self.all(k, !(k in ${celList(INTEGER_QUOTA_RESOURCES)} || (k.contains('/') && !k.contains('kubernetes.io/') && !k.startsWith('requests.'))) || !isQuantity(self[k]) || quantity(self[k]).isInteger())`,
-              message: "counted quota resources (pods, services, count/..., extended resources) take whole numbers",
+              message:
+                "counted quota resources (pods, services, count/..., extended resources) take whole numbers",
             },
           ],
         }),
@@ -1028,9 +1034,7 @@ const upgradeStatus = Type.Object(
       Type.String({ maxLength: 64, description: "Step within the component (e.g. Canary, Soak, Rollout)." }),
     ),
     startedAt: dateTime(),
-    stepStartedAt: Type.Optional(
-      dateTime("When the current step began."),
-    ),
+    stepStartedAt: Type.Optional(dateTime("When the current step began.")),
     finishedAt: Type.Optional(dateTime()),
     completedComponents: Type.Array(Type.String({ maxLength: 64 }), {
       maxItems: 64,

@@ -4,7 +4,6 @@
 // operator would render from that spec, each compared with a server-side dry-run apply under the
 // operator's field manager, then what the operator would prune. Exit 0: no difference; 1:
 // differences; 2: the file or the cluster could not be read.
-import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { resolveSpec, validateYamlStream, type OntoPlatform } from "../../api/index.js";
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
@@ -21,6 +20,7 @@ import {
   withConnectionFlags,
   type ConnectionFlags,
 } from "../kube.js";
+import { readManifest } from "../input.js";
 import { diffObjects, formatChange, type FieldChange } from "../object-diff.js";
 import { paletteFor, structured, type Palette } from "../output.js";
 
@@ -243,11 +243,9 @@ export function diffCommand(): Command {
   return withConnectionFlags(command).action(async (flags: DiffFlags) => {
     let text: string;
     try {
-      text = readFileSync(flags.filename === "-" ? 0 : flags.filename, "utf8");
+      text = readManifest(flags.filename);
     } catch (err) {
-      throw new EnvironmentError(
-        `cannot read ${flags.filename}: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      throw new EnvironmentError(err instanceof Error ? err.message : String(err));
     }
     const reports = validateYamlStream(text);
     const problems = reports.flatMap((r) =>

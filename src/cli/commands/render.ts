@@ -2,7 +2,6 @@
 // OntoPlatform in FILE, from the same render code, with no cluster (like `helm template`).
 // Generated credentials are never printed: their values are a placeholder, and cluster-only
 // facts are stand-ins (the owner's uid) or flags (--api-versions for the optional APIs).
-import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { Document, stringify } from "yaml";
 import { resolveSpec } from "../../api/index.js";
@@ -11,6 +10,7 @@ import { validateYamlStream } from "../../api/documents.js";
 import { releaseFor } from "../../release/index.js";
 import { renderPlatform } from "../../render/index.js";
 import type { Capabilities, RenderedObject } from "../../render/index.js";
+import { InputTooLargeError, readManifest } from "../input.js";
 
 /** What every generated Secret value reads as in `onto render` output. */
 export const SECRET_PLACEHOLDER = "generated-in-cluster";
@@ -103,19 +103,19 @@ export function renderCommand(): Command {
       [],
     )
     .action((opts: RenderOptions) => {
-      let text: string;
       try {
-        text = readFileSync(opts.filename === "-" ? 0 : opts.filename, "utf8");
-      } catch (err) {
-        throw new Error(`cannot read ${opts.filename}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      try {
+        const text = readManifest(opts.filename);
         const options = {
           apiVersions: opts.apiVersions,
           ...(opts.namespace ? { namespace: opts.namespace } : {}),
         };
         process.stdout.write(formatObjects(renderFile(text, options), opts.output));
       } catch (err) {
+        if (err instanceof InputTooLargeError) {
+          console.error(err.message);
+          process.exitCode = 1;
+          return;
+        }
         if (!(err instanceof RenderInputError)) throw err;
         for (const problem of err.problems) console.error(problem);
         process.exitCode = 1;

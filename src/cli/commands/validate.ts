@@ -2,13 +2,13 @@
 // own CEL rules (src/api/validate.ts), or with --server asks the API server for a server-side
 // dry run (create, or update when the platform already exists, so transition rules apply).
 // Prints every problem with its field path; exit 1 when there is one.
-import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import pc from "picocolors";
 import { API_VERSION, PLURAL } from "../../api/constants.js";
 import { validateYamlStream } from "../../api/documents.js";
 import type { DocumentReport } from "../../api/documents.js";
 import type { ValidationIssue } from "../../api/validate.js";
+import { InputTooLargeError, readManifest } from "../input.js";
 import { KubeApiError, KubeClient, NotFoundError, loadKubeConfig } from "../../kube/index.js";
 
 interface ValidateOptions {
@@ -30,14 +30,20 @@ export function validateCommand(): Command {
     .addOption(new Option("--context <name>", "kubeconfig context for --server"))
     .addOption(new Option("-n, --namespace <ns>", "namespace for documents without one (--server)"))
     .action(async (opts: ValidateOptions) => {
-      const files = opts.filename.map((file) => ({ file, text: readInput(file) }));
+      const files = opts.filename.map((file) => ({ file, ...readInput(file) }));
       const client = opts.server
         ? new KubeClient(loadKubeConfig({ path: opts.kubeconfig, context: opts.context }))
         : undefined;
       let problems = 0;
       try {
-        for (const { file, text } of files) {
-          for (const report of validateYamlStream(text)) {
+        for (const { file, text, refusal } of files) {
+          const reports = refusal === undefined ? validateYamlStream(text) : [];
+          if (reports.length === 0) {
+            // An empty file validates nothing: say so rather than pass it.
+            problems++;
+            console.log(`${pc.red("invalid")} ${refusal ?? `${file}: no OntoPlatform document found`}`);
+          }
+          for (const report of reports) {
             const issues =
               client && report.object !== undefined
                 ? await serverValidate(client, report.object, opts.namespace)
@@ -53,11 +59,13 @@ export function validateCommand(): Command {
     });
 }
 
-function readInput(file: string): string {
+/** The file's text, or why it is refused (too large); an unreadable file is an error (exit 2). */
+function readInput(file: string): { text: string; refusal?: string } {
   try {
-    return readFileSync(file === "-" ? 0 : file, "utf8");
+    return { text: readManifest(file) };
   } catch (err) {
-    throw new Error(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof InputTooLargeError) return { text: "", refusal: err.message };
+    throw err;
   }
 }
 
