@@ -1,6 +1,7 @@
 // `onto cluster up|down|status|kubeconfig`: the embedded local control plane for demos and
 // tests (real Kubernetes built from Go modules, nodes simulated by KWOK).
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import pc from "picocolors";
 import { ensureBinaries } from "../../localcluster/build.js";
 import { ensureHelm } from "../../localcluster/helm.js";
@@ -18,9 +19,7 @@ interface StateOpts {
 }
 
 export function clusterCommand(): Command {
-  const cluster = new Command("cluster").description(
-    "Manage the embedded local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK)",
-  );
+  const cluster = new Command("cluster").description(summaryOf("cluster"));
 
   cluster
     .command("up")

@@ -5,6 +5,7 @@
 // operator's field manager, then what the operator would prune. Exit 0: no difference; 1:
 // differences; 2: the file or the cluster could not be read.
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import { resolveSpec, validateYamlStream, type OntoPlatform } from "../../api/index.js";
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
 import { FORCE_ANNOTATION } from "../../controllers/upgrade/index.js";
@@ -233,9 +234,7 @@ interface DiffFlags extends ConnectionFlags {
 
 export function diffCommand(): Command {
   const command = new Command("diff")
-    .description(
-      "Show what applying an OntoPlatform file would change on the cluster (server-side dry run); exit 1 when it would",
-    )
+    .description(summaryOf("diff"))
     .requiredOption("-f, --filename <file>", "YAML file of OntoPlatform documents ('-' reads stdin)")
     .addOption(
       new Option("-o, --output <format>", "output format").choices(["text", "json", "yaml"]).default("text"),

@@ -3,6 +3,7 @@
 // Generated credentials are never printed: their values are a placeholder, and cluster-only
 // facts are stand-ins (the owner's uid) or flags (--api-versions for the optional APIs).
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import { Document, stringify } from "yaml";
 import { resolveSpec } from "../../api/index.js";
 import type { OntoPlatformSpec } from "../../api/index.js";
@@ -93,7 +94,7 @@ export function formatObjects(objects: RenderedObject[], output: "yaml" | "json"
 
 export function renderCommand(): Command {
   return new Command("render")
-    .description("Print the objects the operator would apply for an OntoPlatform file, without a cluster")
+    .description(summaryOf("render"))
     .requiredOption("-f, --filename <file>", "YAML file of OntoPlatform documents ('-' reads stdin)")
     .addOption(new Option("-o, --output <format>", "output format").choices(["yaml", "json"]).default("yaml"))
     .option("-n, --namespace <ns>", "namespace for documents without one", undefined)
