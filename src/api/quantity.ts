@@ -10,6 +10,7 @@
 const GRAMMAR = /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:([KMGTPE]i)|([numkMGTPE])|[eE]([+-]?[0-9]+))?$/;
 const BINARY: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const INT64_MAX = 2n ** 63n - 1n;
 /** Longest text parsed (the schema allows 32 characters). */
 export const MAX_TEXT = 64;
 /** Largest decimal exponent parsed, either sign (the schema allows up to 18). */
@@ -77,9 +78,11 @@ export class Quantity {
     return `${mebibytes}${suffixes[suffix]}`;
   }
 
-  /** The value is a whole number (CEL's Quantity.isInteger, within the bounds parse allows). */
+  /** CEL's Quantity.isInteger: a whole number that an int64 holds (as the API server's AsInt64). */
   isInteger(): boolean {
-    return this.numerator % this.denominator === 0n;
+    if (this.numerator % this.denominator !== 0n) return false;
+    const value = this.numerator / this.denominator;
+    return value <= INT64_MAX && value >= -INT64_MAX - 1n;
   }
 
   /** -1, 0 or 1 as this is less than, equal to or greater than `other`. */

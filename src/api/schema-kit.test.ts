@@ -49,6 +49,15 @@ describe("quantity bounds (a 10-character quantity froze the operator)", () => {
     expect(new RegExp(QUANTITY).test(`1e${MAX_QUANTITY_EXPONENT + 1}`)).toBe(false);
   });
 
+  it("takes only quantities the API server stores as written (at most milli-units)", () => {
+    const ok = ["2", "500m", "1.5", "1.125Gi", "0.001", ".5", "1e3", "100G", "4Gi"];
+    const finer = ["0.6374", ".169220895k", "0.5m", "1.0001Ki", "1.5e-3"];
+    for (const text of ok) expect(new RegExp(QUANTITY).test(text), text).toBe(true);
+    for (const text of finer) expect(new RegExp(QUANTITY).test(text), text).toBe(false);
+    const spec = { version: "1.5.0", infrastructure: { postgres: { storage: ".63748449" } } };
+    expect(validateSpec(spec).map((i) => i.path)).toEqual(["spec.infrastructure.postgres.storage"]);
+  });
+
   it("the schema refuses a quantity above 1Ei", () => {
     const spec = { version: "1.5.0", selfHealing: { maxMemory: "2Ei" } };
     expect(validateSpec(spec)).toEqual([
@@ -62,5 +71,9 @@ describe("quantity bounds (a 10-character quantity froze the operator)", () => {
     expect(() => Quantity.parse(`1${"0".repeat(100)}`)).toThrow(/at most 64 characters/);
     expect(Quantity.isValid("1e100000000")).toBe(false);
     expect(Quantity.parse("1e18").compareTo(Quantity.parse("1E"))).toBe(0);
+    // CEL's isInteger: whole and within int64, as the API server computes it.
+    expect(Quantity.parse("8Ei").isInteger()).toBe(false);
+    expect(Quantity.parse("7Ei").isInteger()).toBe(true);
+    expect(Quantity.parse("1.5").isInteger()).toBe(false);
   });
 });

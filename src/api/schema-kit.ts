@@ -86,8 +86,16 @@ export const DNS_SUBDOMAIN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-
 export const MAX_QUANTITY_EXPONENT = 18;
 /** The largest quantity any field takes: an int64 holds it, so the API server stores it exactly. */
 export const MAX_QUANTITY = "1Ei";
-/** A non-negative Kubernetes quantity: 2, 500m, 1.5, 4Gi, 100G, 1e3 (exponent at most 18). */
-export const QUANTITY = "^([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[mkMGTPE]|[eE]([0-9]|1[0-8]))?$";
+/**
+ * A non-negative Kubernetes quantity: 2, 500m, 1.5, 4Gi, 100G, 1e3. At most 3 decimals, and
+ * `m` only after a whole number: the API server keeps quantities to the milli-unit and rounds
+ * anything finer up (".6374" is stored as "638m"), so a finer value would never match what the
+ * operator reads back and every reconcile would see drift. The exponent is at most 18.
+ */
+export const QUANTITY =
+  "^(([0-9]+([.][0-9]{0,3})?|[.][0-9]{1,3})([KMGTPE]i|[kMGTPE]|[eE]([0-9]|1[0-8]))?|[0-9]+m)$";
+/** A volume size: a quantity with a byte suffix or none (100Gi, 500G, 1e9), at most 3 decimals. */
+export const STORAGE_QUANTITY = "^([0-9]+([.][0-9]{0,3})?|[.][0-9]{1,3})([KMGTPE]i|[kMGTPE])?$";
 export const SEMVER =
   "^(0|[1-9][0-9]*)[.](0|[1-9][0-9]*)[.](0|[1-9][0-9]*)(-[0-9A-Za-z-]+([.][0-9A-Za-z-]+)*)?([+][0-9A-Za-z-]+([.][0-9A-Za-z-]+)*)?$";
 /**

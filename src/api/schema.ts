@@ -17,6 +17,7 @@ import {
   quantity,
   quantityAtMost,
   SEMVER,
+  STORAGE_QUANTITY,
   uniqueBy,
 } from "./schema-kit.js";
 import type { Resolved } from "./schema-kit.js";
@@ -109,13 +110,17 @@ const resources = (defaults: { cpu: string; memory: string }) =>
 const storage = (value: string) =>
   defaulted(
     Type.String({
-      pattern: "^([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[kMGTPE])?$",
+      pattern: STORAGE_QUANTITY,
       maxLength: 32,
       description: `Size of each pod's persistent volume, e.g. 100Gi (at most ${MAX_STORAGE}). It can grow (if the storage class allows expansion) but never shrink.`,
       ...cel(
         {
           rule: quantityAtMost("self", `'${MAX_STORAGE}'`),
           message: `storage must be at most ${MAX_STORAGE}`,
+        },
+        {
+          rule: "!isQuantity(self) || quantity(self).compareTo(quantity('0')) > 0",
+          message: "storage must be greater than zero",
         },
         {
           rule: quantityAtMost("oldSelf", "self"),

@@ -37,7 +37,9 @@ export function createContext(input: RenderInput): RenderContext {
       imagePullSecrets: [...g.imagePullSecrets],
       storageClass: g.storageClass,
       nodeSelector: { ...g.nodePool.nodeSelector },
-      tolerations: g.nodePool.tolerations.map((t) => ({ ...t })),
+      // An empty value is stored as absent (the API server omits it); render it absent, so the
+      // object read back equals the object applied.
+      tolerations: g.nodePool.tolerations.map(({ value, ...t }) => (value ? { ...t, value } : { ...t })),
     },
   };
 }
