@@ -11,7 +11,7 @@ import {
   type ResponseContext,
 } from "@kubernetes/client-node";
 import { Discovery, apiVersionPath } from "./discovery.js";
-import { ConnectionError, NotFoundError, apiError, isStatus } from "./errors.js";
+import { ConnectionError, NotFoundError, WriteRefusedError, apiError, isStatus } from "./errors.js";
 import {
   refOf,
   type KindRef,
@@ -25,6 +25,9 @@ import {
 export const FIELD_MANAGER = "onto-operator";
 
 export type RequestObserver = (record: RequestRecord) => void;
+
+/** Asked right before every write is sent: a reason refuses it (WriteRefusedError), undefined lets it go. */
+export type WriteGate = () => string | undefined;
 
 export interface KubeClientOptions {
   /** Server-side apply field manager; one name for everything the operator owns. */
@@ -95,6 +98,7 @@ export class KubeClient {
   // client-node builds a new undici Agent on every applySecurityAuthentication call; reusing the
   // first one keeps connections pooled (headers such as rotating tokens are still refreshed per call).
   private dispatcher: Dispatcher;
+  private writeGate: WriteGate | undefined;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -107,6 +111,14 @@ export class KubeClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.userAgent = opts.userAgent ?? "onto-operator";
     this.discovery = new Discovery((path) => this.requestJson("GET", path));
+  }
+
+  /**
+   * Every write (POST, PUT, PATCH, DELETE) of this client asks `gate` first, at the last moment
+   * before it is sent; leader election uses it so that only a leader with a valid lease writes.
+   */
+  setWriteGate(gate: WriteGate | undefined): void {
+    this.writeGate = gate;
   }
 
   /** Registers a hook called once per request (e.g. the rest_client_requests_total counter). */
@@ -342,6 +354,11 @@ export class KubeClient {
     const signals = spec.signal ? [spec.signal] : [];
     if (!spec.streaming) signals.push(AbortSignal.timeout(this.requestTimeoutMs));
     if (signals.length) ctx.setSignal(signals.length === 1 ? signals[0]! : AbortSignal.any(signals));
+    if (method !== "GET" && this.writeGate) {
+      // Nothing asynchronous between this check and the send below.
+      const refused = this.writeGate();
+      if (refused !== undefined) throw new WriteRefusedError(method, path, refused);
+    }
     const started = performance.now();
     try {
       const response = await this.http.send(ctx).toPromise();

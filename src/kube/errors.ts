@@ -105,6 +105,21 @@ export class ConnectionError extends Error {
   }
 }
 
+/**
+ * The write was not sent: this process may not write now (with leader election: its lease is
+ * not known valid). Nothing reached the API server.
+ */
+export class WriteRefusedError extends Error {
+  override name = "WriteRefusedError";
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${method} ${path}: not sent: ${reason}`);
+  }
+}
+
 /** The server does not serve this apiVersion/kind (CRD missing, API group not enabled). */
 export class UnknownResourceError extends Error {
   override name = "UnknownResourceError";
