@@ -59,6 +59,8 @@ export interface WatchOptions {
   /** The server ends the watch after this long (it then ends cleanly). */
   timeoutSeconds?: number;
   signal?: AbortSignal;
+  /** Called once the server has answered the watch with 200: the connection is up. */
+  onOpen?: () => void;
 }
 
 export interface ApplyOptions {
@@ -259,6 +261,7 @@ export class KubeClient {
     if (response.httpStatusCode !== 200) {
       throw apiError(response.httpStatusCode, await parseBody(response), "WATCH", path);
     }
+    opts.onOpen?.();
     const stream = response.body.stream();
     if (!stream) return;
     const reader = stream.getReader();
