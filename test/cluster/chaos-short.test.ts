@@ -1,12 +1,15 @@
 // The short, seeded chaos run of `npm test` (the full suite: `npm run test:chaos`). Each case
 // prints what it did and found; the invariants are asserted here.
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/index.js";
 import { leaderFreeze, leaderKill } from "../chaos/cases/leader.js";
+import { upgradeKills } from "../chaos/cases/upgrade-kills.js";
 import { killAll, printResult } from "../chaos/support.js";
 import { adminKubeConfig, kubeconfigPath } from "../support/cluster.js";
+import { installCrd } from "../support/platform.js";
 
 const cluster = { client: new KubeClient(adminKubeConfig()), kubeconfig: kubeconfigPath() };
+beforeAll(() => installCrd(cluster.client));
 afterAll(killAll);
 
 describe("chaos (short run)", () => {
@@ -22,4 +25,10 @@ describe("chaos (short run)", () => {
     printResult(result);
     expect(result.ok).toBe(true);
   }, 600_000);
+
+  it("SIGKILLs during an upgrade and a rollback: each ends as the uninterrupted run does", async () => {
+    const result = await upgradeKills(cluster.client, { kills: 3, seed: 13 });
+    printResult(result);
+    expect(result.found).toBe("every upgrade ended as the uninterrupted run does; no step done twice");
+  }, 1_200_000);
 });
