@@ -19,11 +19,21 @@ interface Cycle {
   /** The phase the uninterrupted run ends in, and the version the platform then runs. */
   phase: "Succeeded" | "Failed";
   settlesOn: string;
+  /** Delays between kills (ms): an upgrade takes a minute or two, the kafka rollback seconds. */
+  delays: { min: number; max: number };
+  /** Most kills in one run of the cycle. */
+  most: number;
 }
 
 const CYCLES: Cycle[] = [
-  { to: "1.6.0", phase: "Succeeded", settlesOn: "1.6.0" },
-  { to: "1.6.1-kafka-crashloop", phase: "Failed", settlesOn: "1.6.0" },
+  { to: "1.6.0", phase: "Succeeded", settlesOn: "1.6.0", delays: { min: 1_500, max: 7_000 }, most: 8 },
+  {
+    to: "1.6.1-kafka-crashloop",
+    phase: "Failed",
+    settlesOn: "1.6.0",
+    delays: { min: 300, max: 2_500 },
+    most: 3,
+  },
 ];
 
 /** Kills during one upgrade at the seeded delays until it ends; returns the kills done. */
@@ -60,12 +70,7 @@ export async function upgradeKills(
   client: KubeClient,
   opts: { kills: number; seed: number },
 ): Promise<CaseResult> {
-  // Seeded delays between kills: 1.5 to 7 s, so kills land in every step (canary, soak, rollout).
-  const delays = fc.sample(fc.integer({ min: 1_500, max: 7_000 }), {
-    numRuns: 4 * opts.kills + 20,
-    seed: opts.seed,
-  });
-  let next = 0;
+  let seed = opts.seed;
   let kills = 0;
   let cycles = 0;
   const problems: string[] = [];
@@ -85,9 +90,11 @@ export async function upgradeKills(
       );
       for (const cycle of CYCLES) {
         const since = new Date().toISOString();
-        const budget = Math.max(1, Math.ceil((opts.kills - kills) / 2));
-        const run = await killDuring(client, slot, cycle, delays.slice(next, next + budget));
-        next += budget;
+        // The upgrade takes all but one of the kills left (up to its most), the rollback the rest.
+        const left = opts.kills - kills;
+        const budget = Math.max(1, Math.min(cycle.most, cycle.phase === "Succeeded" ? left - 1 : left));
+        const delays = fc.sample(fc.integer(cycle.delays), { numRuns: budget, seed: seed++ });
+        const run = await killDuring(client, slot, cycle, delays);
         kills += run.kills;
         cycles++;
         durations.push(run.durationMs);
