@@ -127,31 +127,6 @@ function limits(): string[] {
   ];
 }
 
-/** The bounds every input has, in one place (the per-field ones are in the tables below). */
-function limits(): string[] {
-  const mib = INPUT_LIMITS.maxBytes / 1024 / 1024;
-  return [
-    "## Limits",
-    "",
-    "Every value a user gives the operator or `onto` has a bound, so that no input can ask for",
-    "unbounded work: the API server refuses a value past its bound naming the field, and",
-    "`onto validate` says the same offline. A schema test fails on any string, number, list or map",
-    "without one (`unboundedFields` in `src/api/schema-kit.ts`), so a new field comes with its bound.",
-    "",
-    "| what | bound |",
-    "| --- | --- |",
-    `| \`metadata.name\` | at most ${MAX_PLATFORM_NAME} characters (it is the \`app.kubernetes.io/instance\` label of every object the platform owns) |`,
-    `| strings | each has a maximum length (column constraints below); patterns bound their repetitions (a label name part at most 63 characters, a DNS prefix at most 253) |`,
-    `| numbers | each has a minimum and a maximum; replicas at most ${MAX_REPLICAS} |`,
-    `| quantities | at most 32 characters, at most 3 decimals, \`m\` only after a whole number (the API server keeps milli-units), a decimal exponent of at most ${MAX_QUANTITY_EXPONENT}, a value of at most ${MAX_QUANTITY}; volumes above zero and at most ${MAX_STORAGE} |`,
-    "| lists and maps | each has a maximum number of items or entries; map keys are checked by a rule on the map (a structural schema cannot bound keys), with their length |",
-    `| files read by \`onto validate\`, \`render\`, \`diff\` | at most ${INPUT_LIMITS.maxBytes} bytes (${mib} MiB, refused by size before parsing), ${INPUT_LIMITS.maxDocuments} documents (List items included), ${INPUT_LIMITS.maxAliases} YAML aliases per document, ${INPUT_LIMITS.maxDepth} levels of nesting; duplicate keys are refused |`,
-    `| quantities the operator parses (any source) | at most ${MAX_TEXT} characters and a decimal exponent of at most ${MAX_EXPONENT}; anything else is refused before any arithmetic |`,
-    "| what the operator writes | condition and component messages at most 4096 characters, Event notes at most 1024 |",
-    "",
-  ];
-}
-
 function walk(
   node: Node,
   path: string,
@@ -217,8 +192,6 @@ function constraints(node: Node): string {
   if (typeof node.pattern === "string") parts.push(`pattern \`${node.pattern}\``);
   const keys = (node as Record<symbol, unknown>)[MAP_KEYS] as MapKeys | undefined;
   if (keys) parts.push(`keys of at most ${keys.maxLength} characters: ${keys.message}`);
-  const keys = (node as Record<symbol, unknown>)[MAP_KEYS] as MapKeys | undefined;
-  if (keys) parts.push(`keys of at most ${keys.maxLength} characters: ${keys.message}`);
   return parts.join("; ");
 }
 
@@ -242,8 +215,9 @@ function plain(schema: unknown): Node {
   if (Array.isArray(schema)) return schema.map(plain) as unknown as Node;
   if (typeof schema !== "object" || schema === null) return schema as Node;
   const out: Record<string | symbol, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) out[key] = typeof value === "object" ? plain(value) : value;
+  for (const [key, value] of Object.entries(schema))
+    out[key] = typeof value === "object" ? plain(value) : value;
   const keys = (schema as Record<symbol, unknown>)[MAP_KEYS];
   if (keys) out[MAP_KEYS] = keys;
-  return out as Node;
+  return out;
 }

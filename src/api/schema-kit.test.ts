@@ -1,14 +1,17 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { Quantity } from "./quantity.js";
+import { OntoReleaseSpecSchema, OntoReleaseStatusSchema } from "./release-schema.js";
 import { OntoPlatformSpecSchema, OntoPlatformStatusSchema } from "./schema.js";
 import { boundedMap, MAX_QUANTITY_EXPONENT, QUANTITY, unboundedFields } from "./schema-kit.js";
 import { validateSpec } from "./validate.js";
 
 describe("limits as a rule of the schema kit", () => {
-  it("every string, number, list and map of the spec and the status has a bound", () => {
+  it("every string, number, list and map of both resources (spec and status) has a bound", () => {
     expect(unboundedFields(OntoPlatformSpecSchema, "spec")).toEqual([]);
     expect(unboundedFields(OntoPlatformStatusSchema, "status")).toEqual([]);
+    expect(unboundedFields(OntoReleaseSpecSchema, "spec")).toEqual([]);
+    expect(unboundedFields(OntoReleaseStatusSchema, "status")).toEqual([]);
   });
 
   it("names each kind of unbounded field a new field could bring", () => {

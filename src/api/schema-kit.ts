@@ -8,6 +8,7 @@ import type {
   SchemaOptions,
   Static,
   TArray,
+  TInteger,
   TObject,
   TOptional,
   TProperties,
@@ -128,6 +129,20 @@ export function quantity(description: string): TString {
       rule: `!isQuantity(self) || quantity(self).compareTo(quantity('${MAX_QUANTITY}')) <= 0`,
       message: `must be at most ${MAX_QUANTITY}`,
     }),
+  });
+}
+
+/** An RFC 3339 time (status): bounded like every other string. */
+export function dateTime(description?: string): TString {
+  return Type.String({ format: "date-time", maxLength: 64, ...(description ? { description } : {}) });
+}
+
+/** A count (pods, components, generations): from 0 to what a JSON number holds exactly. */
+export function count(description?: string): TInteger {
+  return Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    ...(description ? { description } : {}),
   });
 }
 

@@ -7,6 +7,8 @@ import type { Static } from "@sinclair/typebox";
 import {
   boundedMap,
   cel,
+  count,
+  dateTime,
   defaulted,
   dnsLabel,
   dnsSubdomain,
@@ -31,12 +33,14 @@ export const MAX_STORAGE = "64Ti";
  * platform owns, and a label value has at most 63 characters.
  */
 export const MAX_PLATFORM_NAME = 63;
-/** An RFC 3339 time as the operator writes it (status): bounded like every other string. */
-const dateTime = (description?: string) =>
-  Type.String({ format: "date-time", maxLength: 64, ...(description ? { description } : {}) });
-/** A count the operator writes in status (pods, components, generations). */
-const count = (description?: string) =>
-  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...(description ? { description } : {}) });
+/**
+ * A registry host (with an optional port) and path, in the image reference grammar (the
+ * distribution spec): path components are lowercase alphanumerics joined by one '.', one or two
+ * '_', or '-'s ("0-.a" is not one). At most 200 characters, so that with a repository and a tag
+ * appended the name stays within the 255 an image reference may have.
+ */
+const IMAGE_REPOSITORY_PREFIX =
+  "^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?(/[a-z0-9]+(([.]|_|__|-+)[a-z0-9]+)*)*$";
 /** Keys of maps the operator writes, by component name. */
 const COMPONENT_KEYS = {
   rule: (k: string) => `${k}.size() <= 63`,
@@ -290,8 +294,8 @@ const global = defaulted(
       ),
       imageRegistry: defaulted(
         Type.String({
-          pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
-          maxLength: 255,
+          pattern: IMAGE_REPOSITORY_PREFIX,
+          maxLength: 200,
           description:
             "Registry and path the component images are pulled from (registry/path/<component>:<version>).",
         }),
@@ -299,8 +303,8 @@ const global = defaulted(
       ),
       imageMirror: Type.Optional(
         Type.String({
-          pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
-          maxLength: 255,
+          pattern: IMAGE_REPOSITORY_PREFIX,
+          maxLength: 200,
           description:
             "Air-gapped installs: pull every image the platform runs (infrastructure included) from this registry[/path], keeping each image's repository path and tag/digest (docker.io/library/postgres:16.6 -> <mirror>/library/postgres:16.6). `onto images --version V --registry <mirror>` lists what to copy there.",
         }),
@@ -657,10 +661,19 @@ const observability = defaulted(
             enabled: defaulted(Type.Boolean({ description: "Send traces to Jaeger." }), false),
             jaegerEndpoint: Type.Optional(
               Type.String({
-                pattern: "^https?://[^ ]+$",
+                // An IPv4 address or a DNS name whose last label starts with a letter (a numeric
+                // last label is read as a broken IPv4 address by URL parsers), an optional port of
+                // at most 65535, a path of URL-safe characters: what every consumer parses (render
+                // derives the OTLP endpoint from it).
+                pattern:
+                  "^https?://(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])[.]){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|([a-z0-9]([-a-z0-9]*[a-z0-9])?[.])*[a-z]([-a-z0-9]*[a-z0-9])?)(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[-A-Za-z0-9._~%/]*)?$",
                 maxLength: 512,
                 description:
-                  "Jaeger collector URL, e.g. http://jaeger:14268/api/traces; required when enabled.",
+                  "Jaeger collector URL, e.g. http://jaeger:14268/api/traces (a host name, an optional port, a path); required when enabled.",
+                ...cel({
+                  rule: "!self.contains('xn--')",
+                  message: "jaegerEndpoint: use an ASCII host name or an IP address (no xn-- labels)",
+                }),
               }),
             ),
           },
@@ -1079,7 +1092,7 @@ const upgradeStatus = Type.Object(
             description: "The release that marks the step irreversible.",
           }),
           reason: Type.String({ maxLength: 512 }),
-          at: Type.String({ format: "date-time", description: "When the step started." }),
+          at: dateTime("When the step started."),
         },
         {
           description:

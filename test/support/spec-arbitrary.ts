@@ -78,7 +78,7 @@ function stringArbitrary(node: Node): fc.Arbitrary<string> {
     return fc
       .oneof(
         { weight: 4, arbitrary: fc.stringMatching(pattern) },
-        { weight: 1, arbitrary: fc.stringMatching(pattern, { size: "+2" }) },
+        { weight: 1, arbitrary: fc.stringMatching(pattern, { size: "+1" }) },
       )
       .filter(fits);
   }

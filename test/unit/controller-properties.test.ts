@@ -11,10 +11,10 @@ import { rateLimited, withinWindow, RATE_WINDOW_MS } from "../../src/controllers
 import type { NodeView } from "../../src/controllers/healing/kube-views.js";
 import { assessNodeLoss, isNotReady } from "../../src/controllers/healing/nodes.js";
 import { planMemoryRaise } from "../../src/controllers/healing/oom.js";
-import { imageAt, planUpgrade, refusal } from "../../src/controllers/upgrade/plan.js";
+import { imageAt, pathRefusal, planUpgrade } from "../../src/controllers/upgrade/plan.js";
 import { KNOWN_VERSIONS, PRODUCT_CATALOG } from "../../src/release/index.js";
 
-const REGISTRY = "registry.example.com/coomia-dip";
+const REGISTRY = { registry: "registry.example.com/coomia-dip" };
 const version = fc.constantFrom(...KNOWN_VERSIONS);
 const running = fc.dictionary(fc.constantFrom(...COMPONENTS.map((c) => c.name)), version, {
   noNullPrototype: true,
@@ -44,11 +44,14 @@ describe("upgrade planner", () => {
     );
   });
 
-  it("refuses every downgrade and never the version the platform runs", () => {
+  it("the built-in upgrade graph never allows a downgrade without force", () => {
     fc.assert(
-      fc.property(version, version, (from, to) => {
-        expect(refusal(from, from)).toBeUndefined();
-        if (semver.lt(to, from)) expect(refusal(from, to)).toMatch(/^downgrade/);
+      fc.property(version, version, fc.boolean(), (from, to, forced) => {
+        const refused = pathRefusal(PRODUCT_CATALOG, from, to, forced);
+        if (semver.lt(to, from) && !forced) expect(refused?.forceHelps, `${from} -> ${to}`).toBe(true);
+        // Force only ever helps: what is allowed without it is allowed with it.
+        if (pathRefusal(PRODUCT_CATALOG, from, to, false) === undefined)
+          expect(pathRefusal(PRODUCT_CATALOG, from, to, true)).toBeUndefined();
       }),
       { numRuns: 200 },
     );
