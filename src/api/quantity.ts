@@ -21,6 +21,8 @@ export class Quantity {
   private constructor(
     readonly numerator: bigint,
     readonly denominator: bigint,
+    /** The text it was parsed from (CEL's isInteger depends on how it was written). */
+    private readonly text?: string,
   ) {}
 
   static isValid(text: string): boolean {
@@ -45,7 +47,7 @@ export class Quantity {
     const power = decimal ? (DECIMAL[decimal] ?? 0) : exponent ? Number(exponent) : 0;
     if (power >= 0) numerator *= 10n ** BigInt(power);
     else denominator *= 10n ** BigInt(-power);
-    return new Quantity(numerator, denominator);
+    return new Quantity(numerator, denominator, text);
   }
 
   /** This quantity times `factor` (e.g. 1.5 for OOM healing), exact to six decimals of the factor. */
@@ -78,11 +80,15 @@ export class Quantity {
     return `${mebibytes}${suffixes[suffix]}`;
   }
 
-  /** CEL's Quantity.isInteger: a whole number that an int64 holds (as the API server's AsInt64). */
+  /**
+   * CEL's Quantity.isInteger, as the API server computes it: Quantity.AsInt64, which succeeds
+   * only for a value parsed into its int64 form (not its arbitrary-precision one) at a scale of
+   * zero or more. So it depends on how the value is written, not only on the value: "1.0", "1000m"
+   * and "94531Ti" are whole numbers, yet not integers to CEL. Mirrors apimachinery's ParseQuantity.
+   */
   isInteger(): boolean {
-    if (this.numerator % this.denominator !== 0n) return false;
-    const value = this.numerator / this.denominator;
-    return value <= INT64_MAX && value >= -INT64_MAX - 1n;
+    if (this.text === undefined) return false;
+    return celInteger(this.text);
   }
 
   /** -1, 0 or 1 as this is less than, equal to or greater than `other`. */
@@ -91,4 +97,46 @@ export class Quantity {
     const right = other.numerator * this.denominator;
     return left < right ? -1 : left > right ? 1 : 0;
   }
+}
+
+const SUFFIXES: Record<string, { binary: boolean; exponent: number }> = {
+  "": { binary: false, exponent: 0 },
+  ...Object.fromEntries(Object.entries(DECIMAL).map(([k, e]) => [k, { binary: false, exponent: e }])),
+  ...Object.fromEntries(Object.entries(BINARY).map(([k, e]) => [k, { binary: true, exponent: e }])),
+};
+
+const fitsInt64 = (n: bigint): boolean => n <= INT64_MAX && n >= -INT64_MAX - 1n;
+
+/** apimachinery's ParseQuantity fast path, then int64Amount.AsInt64 (see isInteger). */
+function celInteger(text: string): boolean {
+  if (text === "0") return true;
+  let rest = text;
+  if (rest.startsWith("-") || rest.startsWith("+")) rest = rest.slice(1);
+  const match = /^0*([0-9]*)(?:[.]([0-9]*))?(.*)$/.exec(rest);
+  if (!match) return false;
+  const num = match[1] || "0";
+  const denom = match[2] ?? "";
+  const suffix = match[3] ?? "";
+  const exponentForm = /^[eE]([+-]?[0-9]+)$/.exec(suffix);
+  const known = exponentForm ? { binary: false, exponent: Number(exponentForm[1]) } : SUFFIXES[suffix];
+  if (!known) return false;
+  let precision: number;
+  let scale = 0;
+  let mantissa = 1n;
+  if (!known.binary) {
+    scale = known.exponent;
+    precision = 18 - (num.length + denom.length);
+  } else if (known.exponent >= 0 && denom.length === 0) {
+    mantissa = 1n << BigInt(known.exponent);
+    precision = 15 - num.length - Math.trunc((known.exponent * 3) / 10) - 1;
+  } else {
+    precision = -1;
+  }
+  if (precision < 0) return false; // arbitrary precision: AsInt64 fails
+  scale -= denom.length;
+  if (scale < -9) return false;
+  const value = BigInt(num + denom) * mantissa;
+  if (!fitsInt64(value)) return false;
+  if (scale < 0) return false;
+  return fitsInt64(value * 10n ** BigInt(scale));
 }

@@ -37,11 +37,20 @@ export function createContext(input: RenderInput): RenderContext {
       imagePullSecrets: [...g.imagePullSecrets],
       storageClass: g.storageClass,
       nodeSelector: { ...g.nodePool.nodeSelector },
-      // An empty value is stored as absent (the API server omits it); render it absent, so the
-      // object read back equals the object applied.
-      tolerations: g.nodePool.tolerations.map(({ value, ...t }) => (value ? { ...t, value } : { ...t })),
+      tolerations: g.nodePool.tolerations.map(asStored),
     },
   };
+}
+
+/**
+ * A toleration as the API server stores it: an empty value is omitted (omitempty), so it is
+ * rendered absent and the object read back equals the object applied (no drift on every pass).
+ */
+function asStored<T extends { value?: string | undefined }>({
+  value,
+  ...rest
+}: T): Omit<T, "value"> & { value?: string } {
+  return value ? { ...rest, value } : rest;
 }
 
 /**
@@ -54,8 +63,8 @@ export function placementFor(ctx: RenderContext, name: ComponentName): PodPlacem
   const own = componentSpec(ctx.spec, info(name)).nodePool;
   if (!own) return ctx.placement;
   const tolerations = [...ctx.placement.tolerations];
-  for (const t of own.tolerations) {
-    if (!tolerations.some((have) => JSON.stringify(have) === JSON.stringify(t))) tolerations.push({ ...t });
+  for (const t of own.tolerations.map(asStored)) {
+    if (!tolerations.some((have) => JSON.stringify(have) === JSON.stringify(t))) tolerations.push(t);
   }
   return {
     ...ctx.placement,

@@ -146,8 +146,10 @@ export async function runSchemaProperties(opts: {
     const server = await serverVerdict(client, namespace, doc);
     const label = `case ${index}${c.broken ? ` (${c.broken.path} ${c.broken.how})` : ""}`;
     if (paths(offline).join() !== paths(server.issues).join()) {
+      const only = (a: ValidationIssue[], b: ValidationIssue[]): ValidationIssue[] =>
+        a.filter((i) => !paths(b).includes(i.path));
       run.disagreements.push(
-        `${label}: offline ${short(offline)} vs server ${short(server.issues)} for ${short(doc)}`,
+        `${label}: only offline ${JSON.stringify(only(offline, server.issues))}; only the server ${JSON.stringify(only(server.issues, offline))}; for ${JSON.stringify(doc.spec)}`,
       );
       return;
     }

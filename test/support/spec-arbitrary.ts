@@ -19,6 +19,12 @@ export interface SchemaArbitraryOptions {
   absentWeight?: number;
   /** Most items generated for a list or map, below its maxItems (default 3). */
   maxGeneratedItems?: number;
+  /**
+   * Repairs by path suffix: four values in five of the generated node are passed through it,
+   * the fifth left as generated. For the CEL rules across fields, which the schema cannot give a
+   * generator; without them few whole specs would hold every rule.
+   */
+  repairs?: Record<string, (value: never) => unknown>;
 }
 
 const OPTIONAL = Symbol.for("TypeBox.Optional");
@@ -32,6 +38,13 @@ export function schemaArbitrary(
   const node = schema as unknown as Node;
   const override = opts.overrides?.[path];
   if (override) return override;
+  const repair = Object.entries(opts.repairs ?? {}).find(([suffix]) => path.endsWith(suffix))?.[1];
+  if (repair) {
+    const inner = schemaArbitrary(schema, path, { ...opts, repairs: withoutValue(opts.repairs!, repair) });
+    return fc
+      .tuple(inner, fc.integer({ min: 0, max: 4 }))
+      .map(([value, draw]) => (draw === 0 ? value : repair(structuredClone(value) as never)));
+  }
   if (Array.isArray(node.anyOf))
     return fc.constantFrom(...(node.anyOf as Node[]).map((option) => option.const));
   switch (node.type) {
@@ -49,6 +62,10 @@ export function schemaArbitrary(
     default:
       throw new Error(`spec-arbitrary: no generator for ${path} (${String(node.type)})`);
   }
+}
+
+function withoutValue<V>(record: Record<string, V>, value: V): Record<string, V> {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== value));
 }
 
 function numberArbitrary(node: Node): fc.Arbitrary<number> {
@@ -153,12 +170,47 @@ export const platformNameArbitrary: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 60, max: 70 }).map((n) => `p${"a".repeat(n - 2)}z`) },
 );
 
+type Loose = Record<string, unknown>;
+const COUNTED =
+  /^(pods|resourcequotas|services|replicationcontrollers|secrets|configmaps|persistentvolumeclaims|services[.]nodeports|services[.]loadbalancers|count\/.*)$/;
+
+/** Repairs for the common cross-field rules of the spec (see SchemaArbitraryOptions.repairs). */
+export const SPEC_REPAIRS: Record<string, (value: never) => unknown> = {
+  // A toleration without a key must be Exists (and then has no value); tolerationSeconds needs NoExecute.
+  "tolerations[]": (t: Loose) => {
+    const out: Loose = { ...t };
+    if (out.key === undefined) out.operator = "Exists";
+    if (out.operator === "Exists") delete out.value;
+    if (out.tolerationSeconds !== undefined) out.effect = "NoExecute";
+    return out;
+  },
+  autoscaling: (a: Loose) => {
+    const min = (a.minReplicas as number | undefined) ?? 2;
+    const max = (a.maxReplicas as number | undefined) ?? 10;
+    return min <= max ? a : { ...a, minReplicas: max, maxReplicas: min };
+  },
+  tenancy: (t: Loose) =>
+    t.resourceQuota !== undefined || t.networkPolicy !== undefined ? { ...t, mode: "namespace" } : t,
+  // Counted quota resources take whole numbers, written the way CEL reads integers.
+  "tenancy.resourceQuota": (q: Record<string, string>) =>
+    Object.fromEntries(Object.entries(q).map(([k, v]) => [k, COUNTED.test(k) ? String(v.length) : v])),
+  "infrastructure.redis": (r: Loose) =>
+    r.mode === "sentinel"
+      ? { ...r, replicas: Math.max(3, Number(r.replicas ?? 3)) }
+      : { ...r, mode: "standalone", replicas: 1 },
+  "infrastructure.minio": (m: Loose) =>
+    m.replicas === undefined || m.replicas === 1 || Number(m.replicas) >= 4 ? m : { ...m, replicas: 4 },
+  "spec.global": (g: Loose) =>
+    g.tlsEnabled === true && g.tlsSecretName === undefined ? { ...g, tlsSecretName: "onto-tls" } : g,
+};
+
 /** Specs from the schema, for the release versions that exist (a few of any other semver). */
 export function specArbitrary(
   versions: readonly string[],
   opts: SchemaArbitraryOptions = {},
 ): fc.Arbitrary<unknown> {
   return schemaArbitrary(OntoPlatformSpecSchema, "spec", {
+    repairs: SPEC_REPAIRS,
     ...opts,
     overrides: {
       "spec.version": fc.oneof(
