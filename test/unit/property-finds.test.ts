@@ -46,7 +46,7 @@ describe("found by the schema property runs", () => {
       version: "1.5.0",
       global: { nodePool: { tolerations: [toleration] } },
       gateway: { nodePool: { tolerations: [{ ...toleration, key: "edge" }] } },
-    } as OntoPlatformSpec);
+    });
     const gateway = objects.find(
       (o) => o.kind === "Deployment" && o.metadata.name === "gateway",
     ) as unknown as {
