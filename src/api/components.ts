@@ -75,6 +75,8 @@ export interface ResolvedComponent {
   autoscaling?: ResolvedSpec["controlPlane"]["ontologyService"]["autoscaling"];
   /** The component's own node pool, when the spec sets one (merged over global.nodePool). */
   nodePool?: ResolvedSpec["global"]["nodePool"];
+  /** Present on every component but temporal (which is rendered with the default, Recommend). */
+  verticalScaling?: ResolvedSpec["controlPlane"]["ontologyService"]["verticalScaling"];
 }
 
 /** The resolved settings of `component` in `spec`. */

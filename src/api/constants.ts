@@ -18,3 +18,6 @@ export const RELEASE_PLURAL = "ontoreleases";
 export const RELEASE_SINGULAR = "ontorelease";
 export const RELEASE_SHORT_NAMES = ["ontorel"] as const;
 export const RELEASE_CRD_NAME = `${RELEASE_PLURAL}.${GROUP}`;
+
+/** apiVersion and kind of the resource: the reference every reader and writer of it uses. */
+export const PLATFORM_REF = { apiVersion: API_VERSION, kind: KIND } as const;

@@ -83,6 +83,10 @@ describe("resolveSpec", () => {
       minReplicas: 2,
       maxReplicas: 20,
       targetCPUUtilization: 70,
+      behavior: {
+        scaleUp: { pods: 2, periodSeconds: 60, stabilizationWindowSeconds: 60 },
+        scaleDown: { pods: 1, periodSeconds: 120, stabilizationWindowSeconds: 300 },
+      },
     });
   });
 

@@ -1,5 +1,16 @@
 // The public API of src/api: the OntoPlatform resource's types, schema, defaults, components.
 export * from "./constants.js";
+export * from "./labels.js";
+export {
+  CONDITION,
+  CONDITION_TYPES,
+  HEALING_CONDITION_TYPES,
+  REASON,
+  reasonDocs,
+  type ConditionType,
+  type Reason,
+  type ReasonDoc,
+} from "./conditions.js";
 export {
   MAX_PLATFORM_NAME,
   MAX_REPLICAS,
@@ -7,6 +18,7 @@ export {
   OntoPlatformSpecSchema,
   OntoPlatformStatusSchema,
   PLATFORM_PHASES,
+  VERTICAL_SCALING_MODES,
 } from "./schema.js";
 export type {
   ComponentState,
@@ -20,6 +32,8 @@ export type {
   PlatformPhase,
   ResolvedSpec,
   UpgradeStatus,
+  VerticalScalingMode,
+  VerticalState,
 } from "./schema.js";
 export { resolveSpec, topicReplicationFactor } from "./defaults.js";
 export {
@@ -35,7 +49,8 @@ export { Quantity } from "./quantity.js";
 export { ontoPlatformCrd, ontoPlatformCrdYaml } from "./crd.js";
 export { validateOntoPlatform, validateSpec } from "./validate.js";
 export type { ValidationIssue } from "./validate.js";
-export { validateYamlStream } from "./documents.js";
+export { INPUT_LIMITS, validateYamlStream } from "./documents.js";
+export { withSection, type GeneratedSection } from "./generated-section.js";
 export type { DocumentReport } from "./documents.js";
 export {
   IMAGE_DIGEST,

@@ -135,6 +135,47 @@ const storage = (value: string) =>
     value,
   );
 
+/** The largest HPA policy period and stabilization window the API server accepts. */
+const MAX_HPA_PERIOD_SECONDS = 1800;
+const MAX_HPA_WINDOW_SECONDS = 3600;
+
+const scalingRule = (
+  direction: "up" | "down",
+  d: { pods: number; periodSeconds: number; stabilizationWindowSeconds: number },
+) =>
+  defaulted(
+    Type.Object(
+      {
+        pods: defaulted(
+          Type.Integer({
+            minimum: 1,
+            maximum: MAX_REPLICAS,
+            description: `Most pods the autoscaler adds or removes per period when scaling ${direction}.`,
+          }),
+          d.pods,
+        ),
+        periodSeconds: defaulted(
+          Type.Integer({
+            minimum: 1,
+            maximum: MAX_HPA_PERIOD_SECONDS,
+            description: `Length of that period in seconds (1..${MAX_HPA_PERIOD_SECONDS}).`,
+          }),
+          d.periodSeconds,
+        ),
+        stabilizationWindowSeconds: defaulted(
+          Type.Integer({
+            minimum: 0,
+            maximum: MAX_HPA_WINDOW_SECONDS,
+            description: `Seconds of past recommendations the autoscaler considers before scaling ${direction} (0..${MAX_HPA_WINDOW_SECONDS}); it ${direction === "up" ? "takes the lowest" : "takes the highest"}, so brief swings do not move the count.`,
+          }),
+          d.stabilizationWindowSeconds,
+        ),
+      },
+      { description: `How fast the autoscaler scales ${direction}.` },
+    ),
+    {},
+  );
+
 const autoscaling = defaulted(
   Type.Object(
     {
@@ -161,6 +202,17 @@ const autoscaling = defaulted(
         }),
         70,
       ),
+      behavior: defaulted(
+        Type.Object(
+          {
+            // Seed 4.1: up by at most 2 pods a minute; down by 1 every 2 minutes after 5 quiet minutes.
+            scaleUp: scalingRule("up", { pods: 2, periodSeconds: 60, stabilizationWindowSeconds: 60 }),
+            scaleDown: scalingRule("down", { pods: 1, periodSeconds: 120, stabilizationWindowSeconds: 300 }),
+          },
+          { description: "Scale-up and scale-down rates of the HorizontalPodAutoscaler." },
+        ),
+        {},
+      ),
     },
     {
       description: "Horizontal autoscaling of this stateless component.",
@@ -169,6 +221,68 @@ const autoscaling = defaulted(
         message: "minReplicas must be less than or equal to maxReplicas",
         fieldPath: ".minReplicas",
       }),
+    },
+  ),
+  {},
+);
+
+/** How the operator treats the VerticalPodAutoscaler's recommendation for a component. */
+export const VERTICAL_SCALING_MODES = ["Off", "Recommend", "Apply"] as const;
+
+const resourceBound = (which: "min" | "max") =>
+  Type.Optional(
+    Type.Object(
+      {
+        cpu: Type.Optional(
+          quantity(
+            `CPU request the recommendation is ${which === "min" ? "raised to at least" : "capped at"}.`,
+          ),
+        ),
+        memory: Type.Optional(
+          quantity(
+            `Memory request the recommendation is ${which === "min" ? "raised to at least" : "capped at"}.`,
+          ),
+        ),
+      },
+      {
+        description:
+          which === "min"
+            ? "Lowest requests the operator applies."
+            : "Highest requests the operator applies; a request never exceeds the component's limit either.",
+      },
+    ),
+  );
+
+const verticalScaling = defaulted(
+  Type.Object(
+    {
+      mode: defaulted(
+        Type.Union(
+          VERTICAL_SCALING_MODES.map((m) => Type.Literal(m)),
+          {
+            description:
+              "Off: no VerticalPodAutoscaler. Recommend: one in recommendation mode (needs the VPA installed); its recommendation is shown in status.verticalScaling and `onto status`. Apply: also set the requests to the recommendation, within minAllowed..maxAllowed, through a normal rolling update; only when the requests are outside the recommended range. With horizontal autoscaling on, only memory is recommended and applied: the HPA alone acts on CPU.",
+          },
+        ),
+        "Recommend",
+      ),
+      minAllowed: resourceBound("min"),
+      maxAllowed: resourceBound("max"),
+    },
+    {
+      description: "Vertical scaling from the VerticalPodAutoscaler's recommendation.",
+      ...cel(
+        {
+          rule: `!has(self.minAllowed) || !has(self.maxAllowed) || !has(self.minAllowed.cpu) || !has(self.maxAllowed.cpu) || (${quantityAtMost("self.minAllowed.cpu", "self.maxAllowed.cpu")})`,
+          message: "minAllowed.cpu must not exceed maxAllowed.cpu",
+          fieldPath: ".minAllowed.cpu",
+        },
+        {
+          rule: `!has(self.minAllowed) || !has(self.maxAllowed) || !has(self.minAllowed.memory) || !has(self.maxAllowed.memory) || (${quantityAtMost("self.minAllowed.memory", "self.maxAllowed.memory")})`,
+          message: "minAllowed.memory must not exceed maxAllowed.memory",
+          fieldPath: ".minAllowed.memory",
+        },
+      ),
     },
   ),
   {},
@@ -186,6 +300,7 @@ const serviceFields = (d: ComponentDefaults) => ({
   resources: resources(d),
   autoscaling,
   nodePool: componentNodePool,
+  verticalScaling,
 });
 
 /** A stateful component: a StatefulSet with one persistent volume per pod. */
@@ -194,6 +309,7 @@ const statefulFields = (d: ComponentDefaults & { storage: string }) => ({
   storage: storage(d.storage),
   resources: resources(d),
   nodePool: componentNodePool,
+  verticalScaling,
 });
 
 const SERVICE = { replicas: 2, cpu: "250m", memory: "512Mi" };
@@ -1115,6 +1231,33 @@ const memoryOverride = Type.Object(
   { description: "Memory raised after OOM kills." },
 );
 
+const resourceAmounts = (description: string) =>
+  Type.Object(
+    {
+      cpu: Type.Optional(quantity("CPU.")),
+      memory: Type.Optional(quantity("Memory.")),
+    },
+    { description },
+  );
+
+const verticalState = Type.Object(
+  {
+    mode: Type.Union(
+      VERTICAL_SCALING_MODES.map((m) => Type.Literal(m)),
+      { description: "The component's verticalScaling.mode." },
+    ),
+    container: Type.String({ maxLength: 63, description: "Container the recommendation is for." }),
+    target: Type.Optional(resourceAmounts("Requests the VerticalPodAutoscaler recommends.")),
+    lowerBound: Type.Optional(resourceAmounts("Lowest requests the recommender still considers enough.")),
+    upperBound: Type.Optional(resourceAmounts("Highest requests the recommender considers useful.")),
+    applied: Type.Optional(
+      resourceAmounts("Requests the operator set from the recommendation (mode Apply), within bounds."),
+    ),
+    appliedAt: Type.Optional(dateTime("When applied last changed.")),
+  },
+  { description: "The VerticalPodAutoscaler's recommendation for one component and what was applied." },
+);
+
 export const OntoPlatformStatusSchema = Type.Object(
   {
     phase: Type.Optional(platformPhase),
@@ -1176,6 +1319,14 @@ export const OntoPlatformStatusSchema = Type.Object(
         { description: "State of self-healing, persisted so it survives restarts." },
       ),
     ),
+    verticalScaling: Type.Optional(
+      boundedMap(verticalState, {
+        maxProperties: 64,
+        description:
+          "Recommendations of the VerticalPodAutoscalers by component name, and the requests applied from them (persisted, so a restart renders the same requests).",
+        keys: COMPONENT_KEYS,
+      }),
+    ),
   },
   { description: "Observed state of the platform, written by the operator." },
 );
@@ -1198,6 +1349,8 @@ export type Condition = Static<typeof condition>;
 export type ComponentState = Static<typeof componentState>;
 export type UpgradeStatus = Static<typeof upgradeStatus>;
 export type MemoryOverride = Static<typeof memoryOverride>;
+export type VerticalState = Static<typeof verticalState>;
+export type VerticalScalingMode = (typeof VERTICAL_SCALING_MODES)[number];
 export type PlaneState = Static<typeof planeState>;
 
 /** The metadata fields the operator reads. */

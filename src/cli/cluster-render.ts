@@ -3,16 +3,13 @@
 // memory overrides healing stored in status, and the generated Secrets' stored values (taken from
 // the cluster, never generated again; a Secret that does not exist yet gets a placeholder, which
 // is never printed).
-import { resolveSpec, type OntoPlatform } from "../api/index.js";
-import { discoverCapabilities } from "../controllers/operator.js";
-import { withAppliedHash } from "../controllers/platform/drift.js";
+import { INSTANCE_LABEL, resolveSpec, type OntoPlatform } from "../api/index.js";
 import {
-  INSTANCE_LABEL,
-  apiVersionOf,
   decodeGeneratedSecrets,
+  discoverCapabilities,
   renderFor,
-  servedKinds,
-} from "../controllers/platform/render-input.js";
+  withAppliedHash,
+} from "../controllers/index.js";
 import type { KubeClient } from "../kube/index.js";
 import { clusterCatalog } from "./releases.js";
 import {
@@ -24,8 +21,6 @@ import {
 
 /** Value of a generated Secret key that does not exist in the cluster yet. */
 export const NEW_SECRET_PLACEHOLDER = "generated-in-cluster";
-
-export { apiVersionOf, servedKinds };
 
 /** Decoded values of the platform's generated Secrets in the cluster. */
 export async function storedSecrets(

@@ -2,7 +2,7 @@
 // a file above the bound is refused by its size before a byte is parsed, and stdin is read only
 // up to the bound, so a 50 MB document costs nothing instead of gigabytes of parse tree.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { INPUT_LIMITS } from "../api/documents.js";
+import { INPUT_LIMITS } from "../api/index.js";
 
 /** The file cannot be read (missing, unreadable): the command cannot run (exit 2). */
 export class InputError extends Error {}

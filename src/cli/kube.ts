@@ -3,13 +3,11 @@
 // from -n, else the context's namespace, else "default". So `kubectl onto status` and
 // `kubectl get` agree on where they look.
 import type { Command } from "commander";
-import { API_VERSION, KIND, type OntoPlatform } from "../api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../api/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.js";
 
 /** Field manager of the CLI's own writes (pause, resume, upgrade), distinct from the operator's. */
 export const CLI_FIELD_MANAGER = "onto-cli";
-
-export const PLATFORM_REF = { apiVersion: API_VERSION, kind: KIND } as const;
 
 export interface ConnectionFlags {
   kubeconfig?: string;

@@ -1,8 +1,7 @@
 // `onto validate --server`: asks the API server whether it would accept a document, by a
 // server-side dry run (create, or update when the platform already exists, so transition rules
 // apply). Loaded only for --server, so offline validation never loads the API client.
-import { API_VERSION, PLURAL } from "../api/constants.js";
-import type { ValidationIssue } from "../api/validate.js";
+import { API_VERSION, PLURAL, type ValidationIssue } from "../api/index.js";
 import { KubeApiError, KubeClient, NotFoundError, loadKubeConfig } from "../kube/index.js";
 
 export function serverClient(kubeconfig: string | undefined, context: string | undefined): KubeClient {

@@ -3,6 +3,7 @@
 // clock and the colours are arguments, so the layout is unit-tested without a terminal.
 import {
   COMPONENTS,
+  CONDITION,
   PLANES,
   type Condition,
   type OntoPlatform,
@@ -230,6 +231,27 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
     );
   }
 
+  const vertical = Object.entries(status.verticalScaling ?? {});
+  if (vertical.length > 0) {
+    const amounts = (a: { cpu?: string; memory?: string } | undefined): string =>
+      [a?.cpu ? `cpu ${a.cpu}` : "", a?.memory ? `memory ${binaryBytes(a.memory)}` : ""]
+        .filter(Boolean)
+        .join(", ") || "-";
+    lines.push("", colors.bold("Vertical scaling: VerticalPodAutoscaler recommendations"));
+    lines.push(
+      ...table([
+        ["COMPONENT", "MODE", "RECOMMENDED", "RANGE", "APPLIED"].map((h) => colors.dim(h)),
+        ...vertical.map(([component, v]) => [
+          component,
+          v.mode,
+          amounts(v.target),
+          `${amounts(v.lowerBound)} .. ${amounts(v.upperBound)}`,
+          v.applied ? `${amounts(v.applied)}, ${age(v.appliedAt, now)} ago` : colors.dim("-"),
+        ]),
+      ]),
+    );
+  }
+
   const conditions: Condition[] = status.conditions ?? [];
   lines.push("", colors.bold("Conditions"));
   if (conditions.length === 0) lines.push(colors.dim("  (none)"));
@@ -267,11 +289,20 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
   return `${lines.join("\n")}\n`;
 }
 
+/** Memory as the recommender writes it (plain bytes, e.g. 865936536) shown in Mi or Gi; other forms as they are. */
+export function binaryBytes(quantity: string): string {
+  if (!/^[0-9]+$/.test(quantity)) return quantity;
+  const bytes = Number(quantity);
+  if (bytes >= 10 * 1024 ** 3) return `${Math.round(bytes / 1024 ** 3)}Gi`;
+  if (bytes >= 1024 ** 2) return `${Math.round(bytes / 1024 ** 2)}Mi`;
+  return quantity;
+}
+
 /** Good news is green: Degraded=False is fine, Available=False is not. */
 function conditionStatus(c: Condition, colors: Palette): string {
-  const goodWhenTrue = c.type !== "Degraded" && c.type !== "Progressing";
+  const goodWhenTrue = c.type !== CONDITION.Degraded && c.type !== CONDITION.Progressing;
   if (c.status === "Unknown") return colors.yellow(c.status);
-  if (c.type === "Progressing") return c.status === "True" ? colors.yellow(c.status) : c.status;
+  if (c.type === CONDITION.Progressing) return c.status === "True" ? colors.yellow(c.status) : c.status;
   const good = (c.status === "True") === goodWhenTrue;
   return good ? colors.green(c.status) : colors.red(c.status);
 }

@@ -1,9 +1,16 @@
 // Wires the operator: one Manager (informers, leader election, metrics, health, Events), the
 // platform controller per watched scope, the action recorder (Events + audit + metrics), and the
 // discovery of optional APIs. `onto operator` calls runOperator; tests call it in-process.
-import { GROUP, KIND, VERSION } from "../api/index.js";
+import { INSTANCE_LABEL, PLATFORM_REF, type OntoPlatform } from "../api/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.js";
-import { GENERATED_SECRET_LABEL, type Capabilities, type ManagedKind } from "../render/index.js";
+import {
+  GENERATED_SECRET_LABEL,
+  OPTIONAL_APIS,
+  apiVersionOf,
+  capabilitiesFrom,
+  type Capabilities,
+  type ManagedKind,
+} from "../render/index.js";
 import {
   Manager,
   annotationsChanged,
@@ -15,13 +22,15 @@ import {
   labelsChanged,
   type InformerSource,
   type Logger,
-  type Store,
+  type ReadonlyStore,
+  type Result,
+  reconcileObjects,
 } from "../runtime/index.js";
-import { ActionRecorder, auditSink } from "./actions.js";
-import { registerHealer } from "./healing/register.js";
-import { INSTANCE_LABEL, apiVersionOf } from "./platform/render-input.js";
-import { PLATFORM_REF, PlatformReconciler, type PlatformHooks } from "./platform/reconciler.js";
+import { ActionRecorder, auditSink } from "./shared/actions.js";
+import { registerHealer } from "./healing/index.js";
+import { PlatformReconciler } from "./platform/index.js";
 import { registerReleases } from "./releases/index.js";
+import type { PlatformHooks } from "./shared/upgrade-decision.js";
 import { POD, UpgradeOrchestrator } from "./upgrade/index.js";
 
 export interface OperatorOptions {
@@ -45,18 +54,25 @@ export interface OperatorOptions {
 export interface RunningOperator {
   manager: Manager;
   reconciler: PlatformReconciler;
+  /** Reconciles the platform `key` ("namespace/name") once, now, as a worker would. */
+  reconcileNow(key: string): Promise<Result>;
   stop(): Promise<void>;
 }
 
 /** Which optional APIs the cluster serves (also what `onto diff` renders for). */
 export async function discoverCapabilities(client: KubeClient): Promise<Capabilities> {
-  const has = (apiVersion: string, kind: string): Promise<boolean> =>
-    client.discovery.hasResource(apiVersion, kind).catch(() => false);
-  const [serviceMonitor, verticalPodAutoscaler] = await Promise.all([
-    has("monitoring.coreos.com/v1", "ServiceMonitor"),
-    has("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"),
-  ]);
-  return { serviceMonitor, verticalPodAutoscaler };
+  const served = new Set<string>();
+  await Promise.all(
+    OPTIONAL_APIS.map(async (api) => {
+      const has = await (
+        api.kind
+          ? client.discovery.hasResource(api.apiVersion, api.kind)
+          : client.discovery.hasGroupVersion(api.apiVersion)
+      ).catch(() => false);
+      if (has) served.add(api.capability);
+    }),
+  );
+  return capabilitiesFrom((api) => served.has(api.capability));
 }
 
 export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOperator> {
@@ -86,8 +102,8 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     scoped.length > 0
       ? { apiVersion: ref.apiVersion, kind: ref.kind, namespace }
       : { apiVersion: ref.apiVersion, kind: ref.kind };
-  const cache = (ref: { apiVersion: string; kind: string }, namespace: string): Store<KubeObject> =>
-    manager.informers.informer(sourceFor(ref, namespace)).store;
+  const cache = (ref: { apiVersion: string; kind: string }, namespace: string): ReadonlyStore<KubeObject> =>
+    manager.cache(sourceFor(ref, namespace));
 
   const audit = auditSink(opts.auditLog);
   const actions = new ActionRecorder(manager.events, audit, manager.metrics.registry);
@@ -106,7 +122,6 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     cache,
     capabilities: () => capabilities,
     actions,
-    logger: logger.child({ controller: "ontoplatform" }),
     hooks: { upgradeStep: upgrades.upgradeStep, ...opts.hooks },
     releases: releases.catalog,
   });
@@ -120,11 +135,13 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
       : [];
   };
   const platformControllers = new Map<string, Controller>();
+  const controllerOf = (key: string): Controller | undefined =>
+    platformControllers.get(scoped.length > 0 ? (key.split("/")[0] ?? "") : "");
   for (const namespace of scoped.length > 0 ? scoped : [""]) {
     const owned = served().map((k) => sourceFor({ apiVersion: apiVersionOf(k), kind: k.kind }, namespace));
     const controller = manager.addController({
       name: scoped.length > 0 ? `ontoplatform-${namespace}` : "ontoplatform",
-      for: sourceFor({ apiVersion: `${GROUP}/${VERSION}`, kind: KIND }, namespace),
+      for: sourceFor(PLATFORM_REF, namespace),
       owns: owned,
       watches: [
         // Pods of a platform with an upgrade in flight: a canary turning Ready or crash-looping.
@@ -133,9 +150,11 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
         // `owns` does not see them: one deleted by hand is mapped to its platform by its labels.
         { source: sourceFor({ apiVersion: "v1", kind: "Secret" }, namespace), map: generatedSecretPlatform },
         // A release added, changed or removed: every platform looks again (releases change rarely).
+        // (The raw store: before it has synced there is nothing to map, and its first list enqueues all.)
         ...releases.watchFor(() =>
-          cache(PLATFORM_REF, namespace)
-            .list()
+          manager.informers
+            .informer(sourceFor(PLATFORM_REF, namespace))
+            .store.list()
             .filter((p) => !namespace || p.metadata?.namespace === namespace)
             .map((p) => `${p.metadata?.namespace ?? ""}/${p.metadata?.name ?? ""}`),
         ),
@@ -143,7 +162,9 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
       predicates: [anyOf(generationChanged, annotationsChanged, labelsChanged)],
       maxConcurrentReconciles: opts.concurrency ?? 2,
       resyncPeriodMs: 5 * 60_000,
-      reconciler,
+      reconciler: reconcileObjects<OntoPlatform>(cache(PLATFORM_REF, namespace), (p, request) =>
+        reconciler.reconcile(p, request),
+      ),
     });
     platformControllers.set(namespace, controller);
   }
@@ -155,8 +176,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     cache,
     actions,
     logger: logger.child({ controller: "healer" }),
-    requestReconcile: (key) =>
-      platformControllers.get(scoped.length > 0 ? (key.split("/")[0] ?? "") : "")?.enqueue(key),
+    requestReconcile: (key) => controllerOf(key)?.enqueue(key),
   });
   // Make sure the caches the reconciler reads exist before the manager starts them.
   for (const namespace of scoped.length > 0 ? scoped : [""]) cache(PLATFORM_REF, namespace);
@@ -166,6 +186,11 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   return {
     manager,
     reconciler,
+    reconcileNow: async (key) => {
+      const controller = controllerOf(key);
+      if (!controller) throw new Error(`no platform controller watches ${key}`);
+      return (await controller.reconcileNow(key)) ?? {};
+    },
     stop: async () => {
       clearInterval(timer);
       await manager.stop();

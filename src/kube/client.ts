@@ -99,7 +99,11 @@ export class KubeClient {
   private readonly userAgent: string;
   // client-node builds a new undici Agent on every applySecurityAuthentication call; reusing the
   // first one keeps connections pooled (headers such as rotating tokens are still refreshed per call).
-  private dispatcher: Dispatcher;
+  // Held in an object so the views withSignal makes share the pool.
+  private readonly pool: { dispatcher?: Dispatcher } = {};
+  /** Aborts every request of this view (see withSignal). */
+  private signal: AbortSignal | undefined;
+  // Views made by withSignal read it through their prototype, so one gate covers them all.
   private writeGate: WriteGate | undefined;
 
   constructor(
@@ -116,11 +120,23 @@ export class KubeClient {
   }
 
   /**
-   * Every write (POST, PUT, PATCH, DELETE) of this client asks `gate` first, at the last moment
-   * before it is sent; leader election uses it so that only a leader with a valid lease writes.
+   * Every write (POST, PUT, PATCH, DELETE) of this client and of its withSignal views asks `gate`
+   * first, at the last moment before it is sent; leader election uses it so that only a leader
+   * with a valid lease writes.
    */
   setWriteGate(gate: WriteGate | undefined): void {
     this.writeGate = gate;
+  }
+
+  /**
+   * The same client, every request of which is aborted when `signal` aborts (a reconcile that is
+   * cancelled stops waiting for the API server). Shares connections, discovery, request hooks and
+   * the write gate.
+   */
+  withSignal(signal: AbortSignal): KubeClient {
+    const view = Object.create(this) as KubeClient;
+    view.signal = this.signal ? AbortSignal.any([this.signal, signal]) : signal;
+    return view;
   }
 
   /** Registers a hook called once per request (e.g. the rest_client_requests_total counter). */
@@ -292,7 +308,7 @@ export class KubeClient {
 
   /** Releases pooled connections. */
   async close(): Promise<void> {
-    await this.dispatcher?.close().catch(() => undefined);
+    await this.pool.dispatcher?.close().catch(() => undefined);
   }
 
   /** URL path of an object (or its subresource), resolved through discovery. */
@@ -346,15 +362,15 @@ export class KubeClient {
       if (v !== undefined) url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), HttpMethod[method]);
     await this.kubeConfig.applySecurityAuthentication(ctx);
-    this.dispatcher ??= ctx.getDispatcher();
-    if (this.dispatcher) ctx.setDispatcher(this.dispatcher);
+    this.pool.dispatcher ??= ctx.getDispatcher();
+    if (this.pool.dispatcher) ctx.setDispatcher(this.pool.dispatcher);
     ctx.setHeaderParam("Accept", "application/json");
     ctx.setHeaderParam("User-Agent", this.userAgent);
     if (spec.body !== undefined) {
       ctx.setHeaderParam("Content-Type", spec.contentType ?? "application/json");
       ctx.setBody(JSON.stringify(spec.body));
     }
-    const signals = spec.signal ? [spec.signal] : [];
+    const signals = [spec.signal, this.signal].filter((s): s is AbortSignal => s !== undefined);
     if (!spec.streaming) signals.push(AbortSignal.timeout(this.requestTimeoutMs));
     if (signals.length) ctx.setSignal(signals.length === 1 ? signals[0]! : AbortSignal.any(signals));
     if (method !== "GET" && this.writeGate) {
@@ -369,7 +385,7 @@ export class KubeClient {
       return response;
     } catch (err) {
       this.record(method, "<error>", path, started);
-      if (spec.signal?.aborted) throw err;
+      if (spec.signal?.aborted || this.signal?.aborted) throw err;
       throw new ConnectionError(method, path, err);
     }
   }

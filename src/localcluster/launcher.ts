@@ -1,8 +1,10 @@
 // The local control plane: real etcd, kube-apiserver, kube-controller-manager and
-// kube-scheduler built from Go modules, with KWOK playing the nodes and their pods, started as
-// plain processes on 127.0.0.1. `clusterUp` is idempotent (a running, healthy cluster is reused;
-// a half-dead one is cleaned up and started afresh); `clusterDown` stops every process and
-// removes the cluster's data.
+// kube-scheduler built from Go modules, with KWOK playing most nodes and their pods, started as
+// plain processes on 127.0.0.1, and optionally real nodes (kubelet, containerd, kube-proxy in
+// network namespaces of their own, ./real-nodes.ts) with CoreDNS. With real nodes the API server
+// listens on the host bridge address instead of 127.0.0.1, so the nodes and their pods reach it.
+// `clusterUp` is idempotent (a running, healthy cluster is reused; a half-dead one is cleaned up
+// and started afresh); `clusterDown` stops every process and removes the cluster's data.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
@@ -11,9 +13,30 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { ensureBinaries, type Binaries } from "./build.js";
+import { ensureBinaries, ensureNodeBinaries, type Binaries, type NodeBinaries } from "./build.js";
+import { DNS_DEPLOYMENT, DNS_NAMESPACE, dnsManifests } from "./dns.js";
+import { buildImage, type BuiltImage } from "./images/build.js";
+import { loadImage } from "./images/load.js";
+import { NODE_IMAGES, RECIPES } from "./images/recipes.js";
+import {
+  MAX_REAL_NODES,
+  claimNetworkIndex,
+  claimedNetworkIndex,
+  planNetwork,
+  setUpNetwork,
+  type ClusterNetwork,
+} from "./network.js";
+import { aggregationApiserverArgs, ensureMonitoring, kwokMetricsArgs } from "./monitoring.js";
 import { nodeManifest, simulatedNodes, storageClasses } from "./nodes.js";
 import { ensurePki, type Identity, type Pki } from "./pki.js";
+import {
+  NODE_COMPONENTS,
+  containerdSocket,
+  realNodeIdentities,
+  recordName,
+  startRealNodes,
+  stopRealNodes,
+} from "./real-nodes.js";
 import {
   isAlive,
   listRecords,
@@ -54,6 +77,11 @@ export interface ClusterUpOptions {
   gpuNodes?: number;
   /** Seconds pods tolerate a not-ready/unreachable node before eviction. Default 30. */
   evictionTolerationSeconds?: number;
+  /**
+   * Real nodes (kubelet, containerd, kube-proxy; labelled and tainted `onto.paas/node-kind=real`)
+   * beside the simulated ones, with CoreDNS. Default 0 here; `onto cluster up` defaults to 1.
+   */
+  realNodes?: number;
 }
 
 export interface ClusterInfo {
@@ -66,6 +94,8 @@ export interface ClusterInfo {
   etcdVersion: string;
   kwokVersion: string;
   nodes: string[];
+  /** Names of the real nodes (a subset of `nodes`). */
+  realNodes: string[];
   /** Path of the multi-call binary; `<k8sBinary> kubectl ...` is a matching kubectl. */
   k8sBinary: string;
   /** True when this call started the cluster, false when it found it already running. */
@@ -83,7 +113,27 @@ interface ClusterState {
   };
   nodes: string[];
   binaries: Binaries;
+  /** Address the API server listens on: 127.0.0.1, or the host bridge address with real nodes. */
+  apiHost?: string;
+  realNodes?: { network: ClusterNetwork; binaries: NodeBinaries };
 }
+
+/** Containerd of each real node of the cluster in `stateDir` (for loading images). */
+export function realNodeRuntimes(
+  stateDir: string,
+): { node: string; containerdDir: string; address: string }[] {
+  const state = readState(stateDir);
+  if (!state?.realNodes) return [];
+  const { network, binaries } = state.realNodes;
+  return network.nodes.map((node) => ({
+    node: node.name,
+    containerdDir: binaries.containerdDir,
+    address: containerdSocket(stateDir, node.name),
+  }));
+}
+
+const apiHostOf = (state: ClusterState): string => state.apiHost ?? "127.0.0.1";
+const serverOf = (state: ClusterState): string => `https://${apiHostOf(state)}:${state.ports.apiserver}`;
 
 const stateFile = (stateDir: string): string => join(stateDir, "cluster.json");
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -205,8 +255,11 @@ function componentArgs(
       return [
         "kube-apiserver",
         `--etcd-servers=${etcdClient}`,
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
+        `--bind-address=${apiHostOf(state)}`,
+        `--advertise-address=${apiHostOf(state)}`,
+        `--kubelet-client-certificate=${pki.kubeletClientCert}`,
+        `--kubelet-client-key=${pki.kubeletClientKey}`,
+        "--kubelet-preferred-address-types=InternalIP",
         `--secure-port=${ports.apiserver}`,
         `--cert-dir=${join(stateDir, "pki", "apiserver-generated")}`,
         `--tls-cert-file=${pki.serverCert}`,
@@ -223,6 +276,7 @@ function componentArgs(
         `--default-unreachable-toleration-seconds=${toleration}`,
         "--profiling=false",
         "--v=1",
+        ...aggregationApiserverArgs(stateDir),
       ];
     case "kube-controller-manager": {
       const kubeconfig = kubeconfigPathFor(stateDir, "controllerManager");
@@ -265,6 +319,7 @@ function componentArgs(
         `--config=${join(stateDir, "kwok-stages.yaml")}`,
         `--server-address=127.0.0.1:${ports.kwok}`,
         "--v=INFO",
+        ...kwokMetricsArgs(stateDir),
       ];
   }
 }
@@ -283,12 +338,13 @@ function infoFrom(stateDir: string, state: ClusterState, started: boolean): Clus
   return {
     stateDir,
     kubeconfigPath: kubeconfigPathFor(stateDir, "admin"),
-    server: `https://127.0.0.1:${state.ports.apiserver}`,
+    server: serverOf(state),
     etcdClientUrl: `http://127.0.0.1:${state.ports.etcdClient}`,
     kubernetesVersion: KUBERNETES_VERSION,
     etcdVersion: ETCD_VERSION,
     kwokVersion: KWOK_VERSION,
     nodes: state.nodes,
+    realNodes: state.realNodes?.network.nodes.map((n) => n.name) ?? [],
     k8sBinary: state.binaries.k8s,
     started,
   };
@@ -296,7 +352,7 @@ function infoFrom(stateDir: string, state: ClusterState, started: boolean): Clus
 
 async function waitHealthy(name: Component, stateDir: string, state: ClusterState, pki: Pki): Promise<void> {
   const record = readRecord(stateDir, name);
-  const server = `https://127.0.0.1:${state.ports.apiserver}`;
+  const server = serverOf(state);
   switch (name) {
     case "etcd":
       return waitFor(
@@ -329,11 +385,12 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
   const existing = readState(stateDir);
   if (existing) {
     const records = listRecords(stateDir);
-    const allAlive = COMPONENTS.every((c) => records.some((r) => r.name === c && isAlive(r)));
+    const expected = [...COMPONENTS, ...recordNamesOfRealNodes(existing)];
+    const allAlive = expected.every((c) => records.some((r) => r.name === c && isAlive(r)));
     const pki = ensurePki(join(stateDir, "pki"));
     // Every process alive but the API server not ready: it may be restarting (a test restarts it
     // on purpose); give it time before calling the cluster dead and starting afresh.
-    const server = `https://127.0.0.1:${existing.ports.apiserver}`;
+    const server = serverOf(existing);
     const ready =
       allAlive &&
       (await waitFor(
@@ -345,19 +402,35 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
         () => true,
         () => false,
       ));
-    if (ready) {
+    const realWanted = opts.realNodes ?? 0;
+    const realHave = existing.realNodes?.network.nodes.length ?? 0;
+    if (ready && realHave >= realWanted) {
       progress(`cluster already running at ${server}`);
+      await ensureMonitoring(monitoringOptions(stateDir, existing, progress));
       return infoFrom(stateDir, existing, false);
     }
+    if (ready)
+      progress(`the running cluster has ${realHave} real nodes, ${realWanted} wanted: starting afresh`);
     progress("found a stopped or half-running cluster: cleaning it up");
     await clusterDown({ stateDir });
   }
 
   const started = Date.now();
+  const realCount = opts.realNodes ?? 0;
+  if (realCount < 0 || realCount > MAX_REAL_NODES || !Number.isInteger(realCount))
+    throw new Error(`real nodes: ${realCount} is not a whole number in 0..${MAX_REAL_NODES}`);
   const binaries = await ensureBinaries(progress);
+  const nodeBinaries = realCount > 0 ? await ensureNodeBinaries(progress) : undefined;
+  const nodeImages: BuiltImage[] = [];
+  if (realCount > 0)
+    for (const name of NODE_IMAGES) nodeImages.push(await buildImage(RECIPES[name], progress));
   mkdirSync(stateDir, { recursive: true });
   rmSync(join(stateDir, "logs"), { recursive: true, force: true });
-  const pki = ensurePki(join(stateDir, "pki"));
+  const network = realCount > 0 ? planNetwork(claimNetworkIndex(stateDir), realCount) : undefined;
+  const pki = ensurePki(join(stateDir, "pki"), {
+    serverAddresses: network ? [network.hostAddress] : [],
+    extraIdentities: network ? realNodeIdentities(network) : {},
+  });
   const nodes = simulatedNodes(opts.workers ?? 6, opts.gpuNodes ?? 2);
   const state: ClusterState = {
     ports: {
@@ -368,12 +441,15 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
       scheduler: await freePort(),
       kwok: await freePort(),
     },
-    nodes: nodes.map((n) => n.name),
+    nodes: [...nodes.map((n) => n.name), ...(network?.nodes.map((n) => n.name) ?? [])],
     binaries,
+    ...(network && nodeBinaries
+      ? { apiHost: network.hostAddress, realNodes: { network, binaries: nodeBinaries } }
+      : {}),
   };
   writeFileSync(stateFile(stateDir), JSON.stringify(state, null, 2));
   copyFileSync(stagesFile, join(stateDir, "kwok-stages.yaml"));
-  const server = `https://127.0.0.1:${state.ports.apiserver}`;
+  const server = serverOf(state);
   for (const id of ["admin", "controllerManager", "scheduler", "kwok"] as const) {
     writeKubeconfig(kubeconfigPathFor(stateDir, id), server, pki, id);
   }
@@ -385,6 +461,12 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
+    if (network) {
+      progress(
+        `setting up the network of ${network.nodes.length} real nodes (bridge ${network.bridge}, ${network.clusterCidr})`,
+      );
+      setUpNetwork(network);
+    }
     const toleration = opts.evictionTolerationSeconds ?? 30;
     for (const name of COMPONENTS) {
       progress(`starting ${name}`);
@@ -404,14 +486,48 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
       ["apply", "--server-side", "--field-manager=onto-cluster", "-f", "-"],
       manifests.map((m) => stringify(m)).join("---\n"),
     );
-    await waitFor(
-      `${nodes.length} nodes Ready`,
-      undefined,
-      60_000,
-      async () => (await readyNodes(server, pki)) >= nodes.length,
-    );
+    if (network && nodeBinaries) {
+      await startRealNodes(
+        network.nodes.map((node) => ({ stateDir, net: network, node, binaries, nodeBinaries, pki, server })),
+        async (node) => {
+          const runtime = {
+            containerdDir: nodeBinaries.containerdDir,
+            address: containerdSocket(stateDir, node.name),
+          };
+          for (const image of nodeImages) loadImage(runtime, image);
+        },
+        progress,
+      );
+    }
+    const total = state.nodes.length;
+    await waitFor(`${total} nodes Ready`, undefined, 120_000, async () => {
+      if (network) assertRealNodesAlive(stateDir, state);
+      return (await readyNodes(server, pki)) >= total;
+    });
+    if (network) {
+      progress("starting cluster DNS (CoreDNS) on the real nodes");
+      kubectl(
+        stateDir,
+        binaries,
+        ["apply", "--server-side", "--field-manager=onto-cluster", "-f", "-"],
+        dnsManifests()
+          .map((m) => stringify(m))
+          .join("---\n"),
+      );
+      await waitFor("CoreDNS available", undefined, 120_000, async () => {
+        const res = await apiGet(
+          server,
+          pki,
+          `/apis/apps/v1/namespaces/${DNS_NAMESPACE}/deployments/${DNS_DEPLOYMENT}`,
+        );
+        const deployment = JSON.parse(res.body) as { status?: { availableReplicas?: number } };
+        return res.status === 200 && (deployment.status?.availableReplicas ?? 0) >= 1;
+      });
+    }
+    await ensureMonitoring(monitoringOptions(stateDir, state, progress));
+    const real = network ? ` (${network.nodes.length} real)` : "";
     progress(
-      `cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${nodes.length} nodes Ready, Kubernetes ${KUBERNETES_VERSION}`,
+      `cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${total} nodes Ready${real}, Kubernetes ${KUBERNETES_VERSION}`,
     );
     return infoFrom(stateDir, state, true);
   } catch (err) {
@@ -423,15 +539,33 @@ export async function clusterUp(opts: ClusterUpOptions): Promise<ClusterInfo> {
   }
 }
 
-async function readyNodes(server: string, pki: Pki): Promise<number> {
-  const res = await apiGet(server, pki, "/api/v1/nodes");
-  if (res.status !== 200) return 0;
-  const list = JSON.parse(res.body) as {
-    items: { status?: { conditions?: { type: string; status: string }[] } }[];
+function monitoringOptions(stateDir: string, state: ClusterState, progress: (line: string) => void) {
+  const kubeconfigPath = kubeconfigPathFor(stateDir, "admin");
+  return {
+    stateDir,
+    k8sBinary: state.binaries.k8s,
+    kubeconfigPath,
+    kwokPort: state.ports.kwok,
+    freePort,
+    progress,
   };
-  return list.items.filter((n) =>
-    n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
-  ).length;
+}
+
+async function readyNodeNames(server: string, pki: Pki): Promise<Set<string>> {
+  const res = await apiGet(server, pki, "/api/v1/nodes");
+  if (res.status !== 200) return new Set();
+  const list = JSON.parse(res.body) as {
+    items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[];
+  };
+  return new Set(
+    list.items
+      .filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+      .map((n) => n.metadata.name),
+  );
+}
+
+async function readyNodes(server: string, pki: Pki): Promise<number> {
+  return (await readyNodeNames(server, pki)).size;
 }
 
 function kubectl(stateDir: string, binaries: Binaries, args: string[], input?: string): string {
@@ -448,6 +582,15 @@ function kubectl(stateDir: string, binaries: Binaries, args: string[], input?: s
 /** Stops every process of the cluster in `stateDir` and deletes its data. Safe to call twice. */
 export async function clusterDown(opts: { stateDir: string }): Promise<void> {
   const { stateDir } = opts;
+  const state = readState(stateDir);
+  // Real nodes first (their pods' processes are killed through the nodes' cgroups). Without a
+  // state file, a claimed network index still says a crashed run had real nodes: everything of
+  // that index is removed, as many nodes as a cluster can have.
+  const index = state?.realNodes?.network.index ?? claimedNetworkIndex(stateDir);
+  if (index !== undefined) {
+    const network = state?.realNodes?.network ?? planNetwork(index, MAX_REAL_NODES);
+    await stopRealNodes(stateDir, network);
+  }
   const records = listRecords(opts.stateDir);
   const order = [...COMPONENTS].reverse();
   records.sort((a, b) => order.indexOf(a.name as Component) - order.indexOf(b.name as Component));
@@ -456,11 +599,34 @@ export async function clusterDown(opts: { stateDir: string }): Promise<void> {
     rmSync(join(stateDir, path), { recursive: true, force: true });
 }
 
+function recordNamesOfRealNodes(state: ClusterState): string[] {
+  return (state.realNodes?.network.nodes ?? []).flatMap((node) =>
+    NODE_COMPONENTS.map((component) => recordName(node.name, component)),
+  );
+}
+
+/** Fails at once when a real node's process has exited (instead of waiting for Ready in vain). */
+function assertRealNodesAlive(stateDir: string, state: ClusterState): void {
+  for (const name of recordNamesOfRealNodes(state)) {
+    const record = readRecord(stateDir, name);
+    if (record && !isAlive(record)) throw new Error(`${name} exited; last log lines:\n${logTail(record)}`);
+  }
+}
+
 export interface ComponentStatus {
   name: Component;
   pid?: number;
   running: boolean;
   logFile?: string;
+}
+
+export interface RealNodeStatus {
+  name: string;
+  address: string;
+  podCidr: string;
+  netns: string;
+  ready: boolean;
+  components: { name: string; pid?: number; running: boolean; logFile?: string }[];
 }
 
 export interface ClusterStatus {
@@ -471,6 +637,9 @@ export interface ClusterStatus {
   components: ComponentStatus[];
   readyNodes: number;
   nodes: number;
+  realNodes: RealNodeStatus[];
+  /** The real nodes' network (bridge, ranges), when the cluster has real nodes. */
+  network?: { index: number; bridge: string; hostAddress: string; clusterCidr: string };
 }
 
 export async function clusterStatus(opts: { stateDir: string }): Promise<ClusterStatus> {
@@ -482,12 +651,40 @@ export async function clusterStatus(opts: { stateDir: string }): Promise<Cluster
       ? { name, pid: record.pid, running: isAlive(record), logFile: record.logFile }
       : { name, running: false };
   });
-  if (!state) return { exists: false, ready: false, components, readyNodes: 0, nodes: 0 };
+  if (!state) return { exists: false, ready: false, components, readyNodes: 0, nodes: 0, realNodes: [] };
   const pki = ensurePki(join(opts.stateDir, "pki"));
-  const server = `https://127.0.0.1:${state.ports.apiserver}`;
+  const server = serverOf(state);
   const ready = (await apiGet(server, pki, "/readyz").catch(() => ({ status: 0 }))).status === 200;
   const nodesReady = ready ? await readyNodes(server, pki).catch(() => 0) : 0;
+  const readyNames = ready
+    ? await readyNodeNames(server, pki).catch(() => new Set<string>())
+    : new Set<string>();
+  const realNodes = (state.realNodes?.network.nodes ?? []).map((node): RealNodeStatus => ({
+    name: node.name,
+    address: node.address,
+    podCidr: node.podCidr,
+    netns: node.netns,
+    ready: readyNames.has(node.name),
+    components: NODE_COMPONENTS.map((component) => {
+      const record = records.find((r) => r.name === recordName(node.name, component));
+      return record
+        ? { name: component, pid: record.pid, running: isAlive(record), logFile: record.logFile }
+        : { name: component, running: false };
+    }),
+  }));
+  const net = state.realNodes?.network;
   return {
+    realNodes,
+    ...(net
+      ? {
+          network: {
+            index: net.index,
+            bridge: net.bridge,
+            hostAddress: net.hostAddress,
+            clusterCidr: net.clusterCidr,
+          },
+        }
+      : {}),
     exists: true,
     ready,
     server,

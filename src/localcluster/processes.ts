@@ -22,21 +22,48 @@ export interface ProcessRecord {
   args: string[];
   logFile: string;
   startedAt: string;
+  /**
+   * Program that runs first and then execs `command` (e.g. `nsenter --net=... --`): while it
+   * has not exec'd yet, the process counts as alive too.
+   */
+  prefix?: string[];
+  env?: Record<string, string>;
+}
+
+export interface StartOptions {
+  prefix?: string[];
+  /** Variables added to the environment. */
+  env?: Record<string, string>;
+  /** Called with the pid right after the spawn (e.g. to move the process into a cgroup). */
+  onSpawn?: (pid: number) => void;
 }
 
 function runDir(stateDir: string): string {
   return join(stateDir, "run");
 }
 
-export function startProcess(stateDir: string, name: string, command: string, args: string[]): ProcessRecord {
+export function startProcess(
+  stateDir: string,
+  name: string,
+  command: string,
+  args: string[],
+  opts: StartOptions = {},
+): ProcessRecord {
   mkdirSync(runDir(stateDir), { recursive: true });
   mkdirSync(join(stateDir, "logs"), { recursive: true });
   const logFile = join(stateDir, "logs", `${name}.log`);
   const fd = openSync(logFile, "a");
-  const child = spawn(command, args, { detached: true, stdio: ["ignore", fd, fd], cwd: stateDir });
+  const [program, ...prefixArgs] = opts.prefix ?? [];
+  const child = spawn(program ?? command, program ? [...prefixArgs, command, ...args] : args, {
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    cwd: stateDir,
+    env: opts.env ? { ...process.env, ...opts.env } : process.env,
+  });
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`could not start ${name} (${command})`);
   child.unref();
+  opts.onSpawn?.(child.pid);
   const record: ProcessRecord = {
     name,
     pid: child.pid,
@@ -44,6 +71,8 @@ export function startProcess(stateDir: string, name: string, command: string, ar
     args,
     logFile,
     startedAt: new Date().toISOString(),
+    ...(opts.prefix ? { prefix: opts.prefix } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
   };
   writeFileSync(join(runDir(stateDir), `${name}.json`), JSON.stringify(record, null, 2));
   return record;
@@ -66,7 +95,12 @@ export function listRecords(stateDir: string): ProcessRecord[] {
 export function isAlive(record: ProcessRecord): boolean {
   try {
     const cmdline = readFileSync(`/proc/${record.pid}/cmdline`, "utf8");
-    if (!cmdline.startsWith(record.command)) return false;
+    const prefix = record.prefix?.[0];
+    // While a process execs (the prefix program turning into the command), its cmdline reads
+    // empty for a moment: judge it by its state then.
+    const same =
+      cmdline === "" || cmdline.startsWith(record.command) || (prefix && cmdline.startsWith(prefix));
+    if (!same) return false;
     const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
     // Field 3 is the state; a zombie (Z) has exited and only waits to be reaped.
     const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);

@@ -3,8 +3,7 @@
 // chart (its CRD copy and the RBAC rules its templates read). `npm run generate` writes them
 // (scripts/generate-install.ts); permissions-install.test.ts fails when a committed copy differs.
 import { stringify } from "yaml";
-import { ontoPlatformCrdYaml } from "../api/crd.js";
-import { ontoReleaseCrdYaml } from "../api/release-crd.js";
+import { ontoPlatformCrdYaml, ontoReleaseCrdYaml } from "../api/index.js";
 import { PRODUCT_RELEASES, releaseObject } from "../release/index.js";
 import {
   OPERATOR_NAME,

@@ -1,5 +1,6 @@
 // The operator's RBAC rules as a Markdown table, for docs/operations/install.md (written there
 // by `npm run generate` between two markers, so the page always shows the rules the roles hold).
+import { withSection } from "../api/index.js";
 import { clusterScopedRules, leaderElectionRules, platformRules, type ExplainedRule } from "./rules.js";
 
 export const TABLE_BEGIN = "<!-- BEGIN generated RBAC rules (npm run generate) -->";
@@ -29,8 +30,5 @@ export function rulesTable(): string {
 
 /** `text` with the part between the markers replaced by the current table. */
 export function withRulesTable(text: string): string {
-  const begin = text.indexOf(TABLE_BEGIN);
-  const end = text.indexOf(TABLE_END);
-  if (begin < 0 || end < begin) throw new Error(`missing ${TABLE_BEGIN} ... ${TABLE_END} markers`);
-  return text.slice(0, begin) + rulesTable() + text.slice(end + TABLE_END.length);
+  return withSection(text, { begin: TABLE_BEGIN, end: TABLE_END, content: rulesTable });
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { GROUP, PLURAL } from "../api/constants.js";
-import { SERVICE_MONITOR_API, VPA_API, renderFile } from "../cli/commands/render.js";
+import { GROUP, PLURAL } from "../api/index.js";
+import { OPTIONAL_API_VERSIONS, renderFile } from "../cli/commands/render.js";
 import { MANAGED_KINDS } from "../render/index.js";
 import { rbacObjects, serviceAccount, type RbacObject } from "./rbac.js";
 import {
@@ -69,7 +69,7 @@ describe("operator RBAC rules", () => {
     const kinds = new Set<string>();
     for (const file of ["production.yaml", "minimal.yaml", "tenant.yaml"]) {
       const text = readFileSync(join(samples, file), "utf8");
-      for (const o of renderFile(text, { apiVersions: [SERVICE_MONITOR_API, VPA_API] })) {
+      for (const o of renderFile(text, { apiVersions: OPTIONAL_API_VERSIONS })) {
         kinds.add(`${o.apiVersion} ${o.kind}`);
       }
     }

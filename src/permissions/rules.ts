@@ -2,7 +2,7 @@
 // else (no "*"). The install manifests (deploy/), the Helm chart and the tests all read these,
 // so the role cannot drift from one copy to another. ./rbac.ts turns them into Role and
 // ClusterRole objects.
-import { GROUP, PLURAL, RELEASE_PLURAL } from "../api/constants.js";
+import { GROUP, PLURAL, RELEASE_PLURAL } from "../api/index.js";
 import { MANAGED_KINDS } from "../render/index.js";
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";

@@ -12,7 +12,7 @@ import { imageFor, releaseFor } from "../release/index.js";
 import type { RenderInput } from "./input.js";
 import type { Owner } from "./meta.js";
 import type { ResourceRequirements } from "./objects.js";
-import { completeResources } from "./resources.js";
+import { completeResources, withAppliedRequests } from "./resources.js";
 import { generatedSecret, type SecretKeySpec } from "./secrets.js";
 import type { PodPlacement, WorkloadInput } from "./workload.js";
 import type { RenderedObject } from "./objects.js";
@@ -111,7 +111,10 @@ export function platformOwner(ctx: RenderContext, component: string): Owner {
   return { platform: ctx.platform, component, plane: component, version: ctx.spec.version };
 }
 
-/** The main container's resources: spec, completed, with the healer's memory override on top. */
+/**
+ * The main container's resources: spec, completed, with the healer's memory override on top and
+ * the requests applied from the VerticalPodAutoscaler's recommendation (mode Apply).
+ */
 export function mainResources(
   ctx: RenderContext,
   name: ComponentName,
@@ -127,7 +130,12 @@ export function mainResources(
     requests: { cpu: "100m", memory: "128Mi" },
     limits: { cpu: "500m", memory: "1Gi" },
   };
-  const resources = completeResources(spec, fallback, field, ctx.overrides?.[name]);
+  const resources = completeResources(
+    withAppliedRequests(spec, ctx.vertical?.[name]?.applied),
+    fallback,
+    field,
+    ctx.overrides?.[name],
+  );
   if (extra) {
     Object.assign(resources.requests, extra);
     Object.assign(resources.limits, extra);
@@ -160,6 +168,7 @@ export function workloadBase(
         minReplicas: settings.autoscaling.minReplicas,
         maxReplicas: settings.autoscaling.maxReplicas,
         targetCPUUtilization: settings.autoscaling.targetCPUUtilization,
+        behavior: settings.autoscaling.behavior,
       }
     : undefined;
   return {
@@ -167,7 +176,8 @@ export function workloadBase(
     kind: component.kind,
     replicas: settings.replicas,
     autoscaling,
-    grpc: component.grpc,
+    // The Pods metric only resolves through a custom metrics adapter (see Capabilities).
+    grpc: component.grpc && ctx.capabilities.customMetrics === true,
     image: imageAt(ctx, name, version),
     ...(rollout?.canaryVersion
       ? { canary: { image: imageAt(ctx, name, rollout.canaryVersion), version: rollout.canaryVersion } }

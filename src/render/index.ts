@@ -54,51 +54,6 @@ export function renderPlatform(input: RenderInput): RenderedObject[] {
   return structuredClone(objects);
 }
 
-/** A kind render can produce: the reconciler prunes by kind, the RBAC generator grants by it. */
-export interface ManagedKind {
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-  /** Only present when the cluster serves it (see Capabilities). */
-  optional?: boolean;
-}
-
-export const MANAGED_KINDS: readonly ManagedKind[] = [
-  { group: "", version: "v1", kind: "ResourceQuota", plural: "resourcequotas" },
-  { group: "", version: "v1", kind: "LimitRange", plural: "limitranges" },
-  { group: "networking.k8s.io", version: "v1", kind: "NetworkPolicy", plural: "networkpolicies" },
-  { group: "", version: "v1", kind: "Secret", plural: "secrets" },
-  { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts" },
-  { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" },
-  { group: "", version: "v1", kind: "Service", plural: "services" },
-  { group: "apps", version: "v1", kind: "Deployment", plural: "deployments" },
-  { group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets" },
-  { group: "batch", version: "v1", kind: "Job", plural: "jobs" },
-  {
-    group: "autoscaling",
-    version: "v2",
-    kind: "HorizontalPodAutoscaler",
-    plural: "horizontalpodautoscalers",
-  },
-  { group: "policy", version: "v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets" },
-  { group: "networking.k8s.io", version: "v1", kind: "Ingress", plural: "ingresses" },
-  {
-    group: "monitoring.coreos.com",
-    version: "v1",
-    kind: "ServiceMonitor",
-    plural: "servicemonitors",
-    optional: true,
-  },
-  {
-    group: "autoscaling.k8s.io",
-    version: "v1",
-    kind: "VerticalPodAutoscaler",
-    plural: "verticalpodautoscalers",
-    optional: true,
-  },
-];
-
 export type { Capabilities, ComponentRollout, RenderInput, UpgradeStep } from "./input.js";
 export type { RenderedObject } from "./objects.js";
 export type { ExistingSecrets, SecretGenerator } from "./secrets.js";
@@ -107,8 +62,6 @@ export type { PlatformRef } from "./meta.js";
 export {
   CONFIG_CHECKSUM_ANNOTATION,
   HEADLESS_LABEL,
-  MANAGED_BY,
-  PART_OF,
   TRACK_LABEL,
   commonLabels,
   ownerReference,
@@ -116,4 +69,16 @@ export {
 } from "./meta.js";
 export { GENERATED_SECRET_LABEL } from "./secrets.js";
 export { canaryName, configMapName, headlessServiceName } from "./workload.js";
-export { metricsNotScraped } from "./observability.js";
+export { metricsNotScraped, verticalResources } from "./observability.js";
+export {
+  MANAGED_KINDS,
+  OPTIONAL_APIS,
+  OPTIONAL_KINDS,
+  apiVersionOf,
+  capabilitiesFrom,
+  optionalApi,
+  servedKinds,
+  type ManagedKind,
+  type OptionalApi,
+} from "./kinds.js";
+export { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";

@@ -1,5 +1,5 @@
 // What render needs, all passed in: render reads nothing else (no cluster, no clock, no env).
-import type { ComponentName, ResolvedSpec } from "../api/index.js";
+import type { ComponentName, ResolvedSpec, VerticalState } from "../api/index.js";
 import type { Release } from "../release/index.js";
 import type { PlatformRef } from "./meta.js";
 import type { MemoryOverride } from "./resources.js";
@@ -11,6 +11,12 @@ export interface Capabilities {
   serviceMonitor: boolean;
   /** autoscaling.k8s.io/v1 VerticalPodAutoscaler. */
   verticalPodAutoscaler: boolean;
+  /**
+   * custom.metrics.k8s.io (an adapter such as prometheus-adapter): without it an HPA's Pods metric
+   * never resolves, and an HPA with one unresolved metric never scales down, so the
+   * grpc_requests_per_second metric is rendered only when this is served.
+   */
+  customMetrics?: boolean;
 }
 
 /**
@@ -37,6 +43,8 @@ export interface RenderInput {
   capabilities: Capabilities;
   /** status.healing.memoryOverrides: raised memory by component name. */
   overrides?: Readonly<Record<string, MemoryOverride>>;
+  /** status.verticalScaling: the requests applied from VPA recommendations, by component name. */
+  vertical?: Readonly<Record<string, VerticalState>>;
   upgrade?: UpgradeStep;
   /** The release of a version other than spec.version (upgrade steps); default: the product catalog. */
   releaseOf?: (version: string) => Release;

@@ -1,9 +1,17 @@
 // Metadata every rendered object carries: the common app.kubernetes.io labels and the owner
 // reference that ties it to its OntoPlatform (garbage collection and the reconciler's watch).
+import {
+  COMPONENT_LABEL,
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  PART_OF,
+  PART_OF_LABEL,
+  PLATFORM_REF,
+  VERSION_LABEL,
+} from "../api/index.js";
 import type { ObjectMeta, OwnerReference } from "./objects.js";
-
-export const PART_OF = "coomia-dip";
-export const MANAGED_BY = "onto-operator";
 /** Pod-template label that separates a canary from the stable pods of the same component. */
 export const TRACK_LABEL = "onto.paas/track";
 /** Marks a StatefulSet's headless Service, so selectors of "the" Service can leave it out. */
@@ -28,8 +36,7 @@ export interface Owner {
 
 export function ownerReference(platform: PlatformRef): OwnerReference {
   return {
-    apiVersion: "onto.paas/v1alpha1",
-    kind: "OntoPlatform",
+    ...PLATFORM_REF,
     name: platform.name,
     uid: platform.uid,
     controller: true,
@@ -39,16 +46,16 @@ export function ownerReference(platform: PlatformRef): OwnerReference {
 
 /** The labels a Service or workload selects on: stable across versions and config changes. */
 export function selectorLabels(platformName: string, component: string): Record<string, string> {
-  return { "app.kubernetes.io/name": component, "app.kubernetes.io/instance": platformName };
+  return { [NAME_LABEL]: component, [INSTANCE_LABEL]: platformName };
 }
 
 export function commonLabels(owner: Owner): Record<string, string> {
   return {
     ...selectorLabels(owner.platform.name, owner.component),
-    "app.kubernetes.io/component": owner.plane,
-    "app.kubernetes.io/part-of": PART_OF,
-    "app.kubernetes.io/managed-by": MANAGED_BY,
-    "app.kubernetes.io/version": owner.version,
+    [COMPONENT_LABEL]: owner.plane,
+    [PART_OF_LABEL]: PART_OF,
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    [VERSION_LABEL]: owner.version,
   };
 }
 

@@ -1,8 +1,11 @@
 // Observability objects the cluster can act on: a ServiceMonitor per component exposing
 // Prometheus metrics when the Prometheus Operator is installed (monitoring.coreos.com/v1 served)
-// and the spec asks for it, and a VerticalPodAutoscaler in recommendation mode per workload when
-// the VPA is installed (the seed pairs HPA with VPA; "Off" never evicts, so it cannot fight the HPA).
-import type { ResolvedSpec } from "../api/index.js";
+// and the spec asks for it, and a VerticalPodAutoscaler per workload whose verticalScaling.mode is
+// not Off when the VPA is installed (the seed pairs HPA with VPA). The VPA's own updater never acts
+// (updateMode Off): the operator applies a recommendation itself, through a normal rolling update
+// (mode Apply). A workload an HPA scales on CPU gets a VPA for memory only, so the two never both
+// act on CPU.
+import { componentByName, componentSpec, type ResolvedSpec } from "../api/index.js";
 import type { RenderContext } from "./context.js";
 import type { Capabilities } from "./input.js";
 import { HEADLESS_LABEL, objectMeta, selectorLabels } from "./meta.js";
@@ -26,7 +29,19 @@ function serviceMonitor(ctx: RenderContext, w: WorkloadSummary): RenderedObject 
   };
 }
 
-function verticalPodAutoscaler(w: WorkloadSummary): RenderedObject {
+/** Resources the VPA of a workload recommends: memory only where an HPA scales on CPU. */
+export function verticalResources(horizontal: boolean): string[] {
+  return horizontal ? ["memory"] : ["cpu", "memory"];
+}
+
+function verticalPodAutoscaler(ctx: RenderContext, w: WorkloadSummary): RenderedObject | undefined {
+  const component = componentByName(w.name);
+  const settings = component ? componentSpec(ctx.spec, component).verticalScaling : undefined;
+  if (settings?.mode === "Off") return undefined;
+  const bound = (b: { cpu?: string | undefined; memory?: string | undefined } | undefined) =>
+    b ? Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) : undefined;
+  const minAllowed = bound(settings?.minAllowed);
+  const maxAllowed = bound(settings?.maxAllowed);
   return {
     apiVersion: "autoscaling.k8s.io/v1",
     kind: "VerticalPodAutoscaler",
@@ -34,6 +49,19 @@ function verticalPodAutoscaler(w: WorkloadSummary): RenderedObject {
     spec: {
       targetRef: { apiVersion: "apps/v1", kind: w.kind, name: w.name },
       updatePolicy: { updateMode: "Off" },
+      resourcePolicy: {
+        containerPolicies: [
+          {
+            // The main container is named after the component; helpers are sized by the render.
+            containerName: w.name,
+            controlledResources: verticalResources(w.horizontal),
+            controlledValues: "RequestsOnly",
+            ...(minAllowed && Object.keys(minAllowed).length > 0 ? { minAllowed } : {}),
+            ...(maxAllowed && Object.keys(maxAllowed).length > 0 ? { maxAllowed } : {}),
+          },
+          { containerName: "*", mode: "Off" },
+        ],
+      },
     },
   };
 }
@@ -54,7 +82,10 @@ export function renderObservability(
     for (const w of workloads) if (w.metricsPort) objects.push(serviceMonitor(ctx, w));
   }
   if (ctx.capabilities.verticalPodAutoscaler) {
-    for (const w of workloads) objects.push(verticalPodAutoscaler(w));
+    for (const w of workloads) {
+      const vpa = verticalPodAutoscaler(ctx, w);
+      if (vpa) objects.push(vpa);
+    }
   }
   return objects;
 }

@@ -2,7 +2,34 @@
 // (tenant ResourceQuotas refuse pods without them) and never a request above its limit, with
 // the healer's memory override (raised after an OOMKill, persisted in status) on top.
 import type { ResourceList, ResourceRequirements } from "./objects.js";
-import { Quantity } from "../api/quantity.js";
+import { Quantity } from "../api/index.js";
+
+/** Requests set from a VerticalPodAutoscaler recommendation (status.verticalScaling[].applied). */
+export interface AppliedRequests {
+  cpu?: string | undefined;
+  memory?: string | undefined;
+}
+
+/**
+ * The spec's resources with the applied requests in place of its requests, as if the user had
+ * written them: each at most the user's own limit (a request above it would be refused); a limit
+ * the user left to the defaults rises to meet it, as it does for a request the user wrote.
+ */
+export function withAppliedRequests(
+  spec: SpecResources | undefined,
+  applied: AppliedRequests | undefined,
+): SpecResources | undefined {
+  if (!applied) return spec;
+  const requests: Record<string, string> = { ...spec?.requests };
+  for (const key of ["cpu", "memory"] as const) {
+    const value = applied[key];
+    if (value === undefined) continue;
+    const limit = spec?.limits?.[key];
+    requests[key] =
+      limit !== undefined && Quantity.parse(value).compareTo(Quantity.parse(limit)) > 0 ? limit : value;
+  }
+  return { ...spec, requests };
+}
 
 /** The healer's raised memory for one component (status.healing.memoryOverrides). */
 export interface MemoryOverride {

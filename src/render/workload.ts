@@ -2,6 +2,7 @@
 // Service(s), ServiceAccount, ConfigMap (checksum on the pod template), HPA, PDB, anti-affinity,
 // zone spread, restricted pod security and the node pool. Families describe what differs
 // (containers, ports, storage); everything a production cluster expects of every pod lives here once.
+import { VERSION_LABEL } from "../api/index.js";
 import { checksumOf } from "./checksum.js";
 import {
   CONFIG_CHECKSUM_ANNOTATION,
@@ -23,10 +24,18 @@ export interface PodPlacement {
   tolerations: Toleration[];
 }
 
+export interface ScalingRule {
+  pods: number;
+  periodSeconds: number;
+  stabilizationWindowSeconds: number;
+}
+
 export interface Autoscaling {
   minReplicas: number;
   maxReplicas: number;
   targetCPUUtilization: number;
+  /** Seed 4.1's rates by default (spec autoscaling.behavior). */
+  behavior: { scaleUp: ScalingRule; scaleDown: ScalingRule };
 }
 
 export interface PodParts {
@@ -54,7 +63,10 @@ export interface WorkloadInput {
   replicas: number;
   /** Present only when autoscaling is on: the HPA then owns `replicas`. */
   autoscaling?: Autoscaling | undefined;
-  /** gRPC services scale on grpc_requests_per_second as well as CPU (seed 4.1). */
+  /**
+   * gRPC services scale on grpc_requests_per_second as well as CPU (seed 4.1), where the cluster
+   * serves custom metrics.
+   */
   grpc: boolean;
   image: string;
   /** Builds the pod for an image, so a canary is the same pod with the new image. */
@@ -88,6 +100,8 @@ export interface WorkloadSummary {
   owner: Owner;
   kind: "Deployment" | "StatefulSet";
   name: string;
+  /** An HPA scales it on CPU: a VerticalPodAutoscaler may then act on memory only. */
+  horizontal: boolean;
   metricsPort?: string;
   metricsPath?: string;
 }
@@ -109,10 +123,12 @@ const RESTRICTED_CONTAINER = {
 };
 
 // The seed's scaling behaviour (section 4.1): add up to 2 pods a minute, remove 1 every 2 minutes.
-const HPA_BEHAVIOR = {
-  scaleUp: { stabilizationWindowSeconds: 60, policies: [{ type: "Pods", value: 2, periodSeconds: 60 }] },
-  scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: "Pods", value: 1, periodSeconds: 120 }] },
-};
+function hpaRule(rule: ScalingRule): Record<string, unknown> {
+  return {
+    stabilizationWindowSeconds: rule.stabilizationWindowSeconds,
+    policies: [{ type: "Pods", value: rule.pods, periodSeconds: rule.periodSeconds }],
+  };
+}
 export const GRPC_RPS_METRIC = "grpc_requests_per_second";
 const GRPC_RPS_TARGET = "1000";
 
@@ -184,7 +200,7 @@ function podTemplate(
   if (input.config) annotations[CONFIG_CHECKSUM_ANNOTATION] = checksumOf(input.config);
   // No version label on pods: a platform version that keeps a component's image (a patch release
   // that only moves other components) must not restart it; the workload carries the version.
-  const { "app.kubernetes.io/version": _version, ...labels } = commonLabels(input.owner);
+  const { [VERSION_LABEL]: _version, ...labels } = commonLabels(input.owner);
   return {
     metadata: {
       labels: { ...labels, [TRACK_LABEL]: track },
@@ -220,7 +236,7 @@ function podTemplate(
 
 function volumeClaimTemplates(input: WorkloadInput, placement: PodPlacement): Record<string, unknown>[] {
   // Claim templates are immutable: only labels that never change (no version) go on them.
-  const { "app.kubernetes.io/version": _version, ...stableLabels } = commonLabels(input.owner);
+  const { [VERSION_LABEL]: _version, ...stableLabels } = commonLabels(input.owner);
   return (input.volumeClaims ?? []).map((claim) => ({
     metadata: { name: claim.name, labels: stableLabels },
     spec: {
@@ -357,7 +373,10 @@ function horizontalPodAutoscaler(input: WorkloadInput, autoscaling: Autoscaling)
       minReplicas: autoscaling.minReplicas,
       maxReplicas: autoscaling.maxReplicas,
       metrics,
-      behavior: HPA_BEHAVIOR,
+      behavior: {
+        scaleUp: hpaRule(autoscaling.behavior.scaleUp),
+        scaleDown: hpaRule(autoscaling.behavior.scaleDown),
+      },
     },
   };
 }
@@ -412,6 +431,7 @@ export function buildWorkload(input: WorkloadInput, placement: PodPlacement): Co
       owner,
       kind: input.kind,
       name: owner.component,
+      horizontal: input.autoscaling !== undefined,
       ...(input.metricsPort ? { metricsPort: input.metricsPort } : {}),
       ...(input.metricsPath ? { metricsPath: input.metricsPath } : {}),
     },

@@ -3,6 +3,11 @@
 // work queue; a bounded number of workers call the reconciler for each key. Errors retry with
 // per-key backoff; `requeueAfterMs` schedules the next look; a periodic resync enqueues every
 // primary object. One JSON log line and the controller_runtime_* metrics per reconcile.
+//
+// The reconcile contract: every reconcile gets a Request with an id (in the controller's log line,
+// and for the reconciler to put on its audit lines), a logger carrying that id, and a signal that
+// aborts when the reconcile must give up (the shutdown bound expired); pass it to the API client
+// with client.withSignal(request.signal).
 import type { KubeObject } from "../kube/index.js";
 import type { RetryLimiterOptions } from "./backoff.js";
 import { RetryLimiter } from "./backoff.js";
@@ -15,11 +20,17 @@ import type { ChangeEvent, Predicate } from "./predicates.js";
 import { WorkQueue } from "./queue.js";
 import { objectKey, splitKey } from "./store.js";
 
-/** What to reconcile: the primary object's key ("namespace/name" or "name"). */
+/** What to reconcile: the primary object's key ("namespace/name" or "name"), and how. */
 export interface Request {
   key: string;
   namespace?: string;
   name: string;
+  /** Names this reconcile: `<prefix><name>-<count>-<time>`, base 36; unique within the process. */
+  id: string;
+  /** The controller's logger with the key and `reconcileId`. */
+  log: Logger;
+  /** Aborts when the reconcile must stop waiting (cancellation); pass it to every request it sends. */
+  signal: AbortSignal;
 }
 
 export interface Result {
@@ -54,6 +65,8 @@ export interface ControllerOptions {
   /** Filters on owned-kind events. */
   ownedPredicates?: Predicate[];
   maxConcurrentReconciles?: number;
+  /** Starts every reconcile id (to tell the controllers' ids apart in one audit log). */
+  reconcileIdPrefix?: string;
   /** Every primary object is reconciled at least this often (jittered); 0 turns it off. */
   resyncPeriodMs?: number;
   retry?: RetryLimiterOptions;
@@ -76,6 +89,9 @@ export class Controller {
   private readonly metrics: RuntimeMetrics | undefined;
   private readonly concurrency: number;
   private queue: WorkQueue | undefined;
+  private reconciles = 0;
+  /** Cancels the reconciles in flight of the current run (see run). */
+  private cancel: AbortSignal = new AbortController().signal;
 
   constructor(
     private readonly opts: ControllerOptions,
@@ -121,10 +137,12 @@ export class Controller {
 
   /**
    * Runs until `signal` aborts: waits for its informers to sync, then reconciles. On abort it stops
-   * intake at once and returns when the reconciles in flight have finished.
+   * intake at once and returns when the reconciles in flight have finished. `cancel` is the signal
+   * every reconcile's Request carries: aborting it tells the reconciles in flight to give up.
    */
-  async run(signal: AbortSignal): Promise<void> {
+  async run(signal: AbortSignal, cancel?: AbortSignal): Promise<void> {
     if (signal.aborted) return;
+    if (cancel) this.cancel = cancel;
     const queue = new WorkQueue({
       clock: this.clock,
       limiter: new RetryLimiter({ clock: this.clock, ...this.opts.retry }),
@@ -173,6 +191,18 @@ export class Controller {
     }
   }
 
+  /** The Request of one reconcile of `key`. */
+  request(key: string): Request {
+    const parts = splitKey(key);
+    const id = `${this.opts.reconcileIdPrefix ?? ""}${parts.name}-${(this.reconciles++).toString(36)}-${Date.now().toString(36)}`;
+    return { key, ...parts, id, log: this.log.child({ key, reconcileId: id }), signal: this.cancel };
+  }
+
+  /** Reconciles `key` once, now, outside the queue (no retry, no requeue): what a worker would do. */
+  async reconcileNow(key: string): Promise<Result | void> {
+    return this.reconcileFn(this.request(key));
+  }
+
   private async process(queue: WorkQueue, key: string): Promise<void> {
     const labels = { controller: this.name };
     this.metrics?.activeWorkers.inc(labels);
@@ -180,8 +210,9 @@ export class Controller {
     let result: "success" | "error" | "requeue_after" = "success";
     let error: unknown;
     let requeueAfterMs: number | undefined;
+    const request = this.request(key);
     try {
-      const out = await this.reconcileFn({ key, ...splitKey(key) });
+      const out = await this.reconcileFn(request);
       requeueAfterMs = out?.requeueAfterMs;
       queue.forget(key);
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
@@ -200,15 +231,12 @@ export class Controller {
       this.metrics?.reconcileTotal.inc({ ...labels, result });
       if (result === "error") {
         this.metrics?.reconcileErrors.inc(labels);
-        this.log.error(
-          { key, result, durationMs, retries: queue.retries(key), ...errorFields(error) },
+        request.log.error(
+          { result, durationMs, retries: queue.retries(key), ...errorFields(error) },
           "reconcile",
         );
       } else {
-        this.log.info(
-          { key, result, durationMs, ...(requeueAfterMs ? { requeueAfterMs } : {}) },
-          "reconcile",
-        );
+        request.log.info({ result, durationMs, ...(requeueAfterMs ? { requeueAfterMs } : {}) }, "reconcile");
       }
     }
   }

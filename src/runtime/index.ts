@@ -17,9 +17,9 @@
  *   shutdownTimeoutMs: 20_000,     // in-flight reconciles get this long on SIGTERM
  * });
  *
- * // Reads come from shared informer caches (one list+watch per kind, whoever asks):
- * const platforms = mgr.informers.informer({ apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" });
- * const deployments = mgr.informers.informer({ apiVersion: "apps/v1", kind: "Deployment" });
+ * // Reads come from shared informer caches (one list+watch per kind, whoever asks), read-only
+ * // and refusing to answer (CacheNotSyncedError) until synced. Ask for them before start():
+ * const platforms = mgr.cache({ apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" });
  *
  * mgr.addController({
  *   name: "ontoplatform",
@@ -27,21 +27,24 @@
  *   owns: [{ apiVersion: "apps/v1", kind: "Deployment" }],  // owner found via ownerReferences
  *   predicates: [generationChanged],                        // optional filters on primary events
  *   maxConcurrentReconciles: 2,
- *   reconciler: async ({ key, namespace, name }) => {
- *     const p = platforms.store.getByName(namespace, name);  // cache read: no request
- *     if (!p) return;                                        // deleted
- *     await client.apply(desiredObject);                     // SSA, field manager onto-operator
- *     await client.applyStatus({ apiVersion, kind, metadata: { name, namespace }, status });
+ *   // reconcileObjects looks the object up (a deleted one is not reconciled); the request carries
+ *   // an id (request.id, in the log line), a logger (request.log) and a cancellation signal.
+ *   reconciler: reconcileObjects(platforms, async (p, request) => {
+ *     const api = client.withSignal(request.signal);         // aborted when the reconcile must stop
+ *     await api.apply(desiredObject);                        // SSA, field manager onto-operator
+ *     // status: a merge patch under the resourceVersion read, recomputed after a conflict
+ *     await patchStatus(api, refOf(p), { resourceVersion: p.metadata?.resourceVersion, status: p.status },
+ *       (s) => ({ ...s, phase: "Running" }));
  *     mgr.events.normal(p, "Applied", "Reconcile", "3 objects applied");
  *     return { requeueAfterMs: 30_000 };                      // or nothing; throw to retry with backoff
- *   },
+ *   }),
  * });
  *
  * await mgr.start();     // servers, informers, then campaign; controllers run while leading
  * mgr.handleSignals();   // SIGTERM: stop intake, drain (bounded), release the lease, exit 0
  * ```
  *
- * Pieces usable alone: WorkQueue (dedup, per-key backoff, global rate limit, addAfter),
+ * Pieces usable alone: patchStatus, mergePatchDiff, WorkQueue (dedup, per-key backoff, global rate limit, addAfter),
  * Informer / InformerFactory / Store (indexes by namespace and owner uid), LeaderElector,
  * EventRecorder, RuntimeMetrics, setCondition & co, predicates, Clock.
  */
@@ -102,6 +105,10 @@ export {
 } from "./leader-election.js";
 export { createLogger, errorFields, silentLogger, type Logger, type LoggerOptions } from "./logging.js";
 export { Manager, type LeaderElectionSettings, type ManagerOptions } from "./manager.js";
+export { canonical, mergePatchDiff } from "./merge-patch.js";
+export { reconcileObjects, type ObjectReconcileFn } from "./object-reconciler.js";
+export { patchStatus, type StatusPatchOptions, type StatusRead } from "./status-patch.js";
+export { CacheNotSyncedError, syncedStore, type ReadonlyStore } from "./synced-store.js";
 export { RuntimeMetrics, sharedCounter, sharedHistogram } from "./metrics.js";
 export {
   annotationsChanged,

@@ -15,15 +15,17 @@
 // second leader.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { KubeClient } from "../kube/index.js";
+import { KubeClient, type KubeObject } from "../kube/index.js";
 import { systemClock, type Clock } from "./clock.js";
 import { Controller, type ControllerOptions } from "./controller.js";
 import { EventRecorder, kubeEventSink } from "./events.js";
 import { serveHealth, serveMetrics, type RunningServer } from "./http-servers.js";
+import type { InformerSource } from "./informer.js";
 import { InformerFactory, type InformerSettings } from "./informer-factory.js";
 import { LeaderElector, kubeLeaseApi } from "./leader-election.js";
 import { errorFields, silentLogger, type Logger } from "./logging.js";
 import { RuntimeMetrics } from "./metrics.js";
+import { syncedStore, type ReadonlyStore } from "./synced-store.js";
 
 export interface LeaderElectionSettings {
   namespace: string;
@@ -142,6 +144,17 @@ export class Manager {
     return controller;
   }
 
+  /**
+   * What reconcilers read: the shared informer cache of `source`, read-only, failing loudly
+   * (CacheNotSyncedError) while it has not synced. Ask for every source before start(), so the
+   * informer starts with the others and has synced before the controllers run.
+   */
+  cache(source: InformerSource): ReadonlyStore<KubeObject> {
+    const informer = this.informers.informer(source);
+    const what = `${source.apiVersion}/${source.kind}${source.namespace ? ` in ${source.namespace}` : ""}`;
+    return syncedStore(informer.store, () => informer.hasSynced(), what);
+  }
+
   isLeader(): boolean {
     return this.elector ? this.elector.isLeader() : this.state === "running";
   }
@@ -247,7 +260,9 @@ export class Manager {
   private async runControllers(signal: AbortSignal): Promise<void> {
     const run = ++this.leadersWork;
     this.logger.info({ run }, "starting controllers");
-    const all = Promise.all(this.controllers.map((c) => c.run(signal)));
+    // Reconciles in flight get the shutdown bound to finish; then their requests are aborted.
+    const cancel = new AbortController();
+    const all = Promise.all(this.controllers.map((c) => c.run(signal, cancel.signal)));
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener("abort", () => resolve(), { once: true });
@@ -257,12 +272,12 @@ export class Manager {
     const cancelWait = new AbortController();
     await Promise.race([all.then(() => (finished = true)), this.clock.sleep(bound, cancelWait.signal)]);
     cancelWait.abort();
-    if (!finished)
-      this.logger.warn(
-        { timeoutMs: bound },
-        "reconciles still running after the shutdown bound; leaving them",
-      );
-    else this.logger.info({ run }, "controllers stopped");
+    if (finished) {
+      this.logger.info({ run }, "controllers stopped");
+    } else {
+      cancel.abort();
+      this.logger.warn({ timeoutMs: bound }, "reconciles still running after the shutdown bound; cancelled");
+    }
     // Pending Event series are written while the lease is still ours (before it is released).
     await this.events.flush();
   }

@@ -14,7 +14,8 @@ import {
 import type { KubeClient } from "../../src/kube/index.js";
 import { grantOperatorAccess } from "../../src/permissions/service-account-access.js";
 import { imageFor, releaseFor } from "../../src/release/index.js";
-import { auditLines, isReadyPod, type Pod, type Workload } from "../cluster/upgrade-support.js";
+import { isPodReady } from "../../src/controllers/shared/kube-views.js";
+import { auditLines, type Pod, type Workload } from "../cluster/upgrade-support.js";
 import { startChild, waitFor, type Child } from "./support.js";
 
 const SCRIPT = new URL("../cluster/upgrade-operator.child.ts", import.meta.url).pathname;
@@ -107,8 +108,8 @@ export async function settledProblems(
       (p) =>
         p.metadata?.labels?.["app.kubernetes.io/name"] === c.name && !p.metadata?.name?.includes("-canary"),
     );
-    if (mine.length !== w?.spec?.replicas || !mine.every(isReadyPod))
-      problems.push(`${c.name}: ${mine.filter(isReadyPod).length}/${w?.spec?.replicas} Ready pods`);
+    if (mine.length !== w?.spec?.replicas || !mine.every(isPodReady))
+      problems.push(`${c.name}: ${mine.filter(isPodReady).length}/${w?.spec?.replicas} Ready pods`);
   }
   return problems;
 }

@@ -2,34 +2,37 @@
 // process (`node bin/onto.js ...` with KUBECONFIG set) against the production sample reconciled
 // by an in-process operator: diff (exit 0 unchanged, 1 with exactly the changed objects and
 // fields, prunes), status (tree, JSON, --until), pause/resume, upgrade --watch, exit codes.
+import { useOperator } from "../support/operator.js";
 import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import type { OntoPlatform } from "../../src/api/index.js";
-import { renderFile } from "../../src/cli/commands/render.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
-import type { KubeClient } from "../../src/kube/index.js";
-import { createTestNamespace, eventually, kubeconfigPath } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  tlsSecret,
-  waitForPhase,
-} from "../support/platform.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
+import { SERVICE_MONITOR_API, VPA_API, renderFile } from "../../src/cli/commands/render.js";
+import { eventually, kubeconfigPath } from "../support/cluster.js";
+import { loadSample, readPlatform } from "../support/platform.js";
 
 const NAME = "onto-production";
-let client: KubeClient;
-let ns = "";
-let operator: RunningOperator & { auditLog: string };
-let dir = "";
 let sample: OntoPlatform;
+const fx = useOperator({
+  namespaces: ["cli"],
+  tlsSecret: true,
+  platform: (namespace) => {
+    sample = loadSample("production.yaml", namespace);
+    // Upgrades here test the CLI, not the canary timing: no soak. And no GPU: the shared cluster's
+    // 16 GPUs may be taken by other files' platforms, and the CLI does not care where pods run.
+    sample.spec.upgradeStrategy = { soakSeconds: 0 };
+    sample.spec.intelligencePlane = {
+      ...sample.spec.intelligencePlane,
+      reasoningService: { ...sample.spec.intelligencePlane?.reasoningService, gpu: { enabled: false } },
+    };
+    return sample;
+  },
+});
+const { client, ns } = fx;
+const dir = mkdtempSync(join(tmpdir(), "onto-cli-"));
 
 interface Run {
   code: number;
@@ -67,7 +70,13 @@ function edited(change: (p: OntoPlatform) => void): OntoPlatform {
 /** Kind/name of every object whose rendering differs between two platforms (offline, pure). */
 function renderedDifferences(a: OntoPlatform, b: OntoPlatform): { changed: string[]; gone: string[] } {
   const render = (p: OntoPlatform) =>
-    new Map(renderFile(stringify(p), { apiVersions: [] }).map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+    new Map(
+      // The optional APIs the local cluster serves (the Prometheus Operator's and the VPA's CRDs).
+      renderFile(stringify(p), { apiVersions: [SERVICE_MONITOR_API, VPA_API] }).map((o) => [
+        `${o.kind}/${o.metadata.name}`,
+        o,
+      ]),
+    );
   const before = render(a);
   const after = render(b);
   const changed = [...after].filter(
@@ -87,29 +96,6 @@ function objectLines(stdout: string, sign: "~" | "+" | "-"): string[] {
     .map((l) => l.slice(2).split("  ")[0] ?? "")
     .sort();
 }
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("cli");
-  dir = mkdtempSync(join(tmpdir(), "onto-cli-"));
-  await client.apply(tlsSecret(ns, "onto-tls"));
-  operator = await startOperator([ns]);
-  sample = loadSample("production.yaml", ns);
-  // Upgrades here test the CLI, not the canary timing: no soak. And no GPU: the shared cluster's
-  // 16 GPUs may be taken by other files' platforms, and the CLI does not care where pods run.
-  sample.spec.upgradeStrategy = { soakSeconds: 0 };
-  sample.spec.intelligencePlane = {
-    ...sample.spec.intelligencePlane,
-    reasoningService: { ...sample.spec.intelligencePlane?.reasoningService, gpu: { enabled: false } },
-  };
-  await client.apply(sample);
-  await waitForPhase(client, ns, NAME, "Running");
-});
-
-afterAll(async () => {
-  await operator?.stop();
-});
 
 describe("onto diff", () => {
   it("finds no difference for the file the platform was applied from, and exits 0", async () => {
@@ -207,7 +193,8 @@ describe("onto status", () => {
       );
     expect(Object.keys(platform.status?.componentStatuses ?? {})).toHaveLength(13);
     expect(run.stdout).toMatch(/^ {2}Available\s+True\s+AllComponentsReady\s/m);
-    expect(run.stdout).toMatch(/Normal\s+Missing\s+created Ingress\/gateway/);
+    // The last objects created: the VPAs (observability comes last in apply order).
+    expect(run.stdout).toMatch(/Normal\s+Missing\s+created VerticalPodAutoscaler\//);
   });
 
   it("prints JSON (and YAML) for scripts", async () => {
@@ -242,7 +229,7 @@ describe("onto status", () => {
     );
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain("phase Error: NamespaceTaken");
-    await client.delete({ ...PLATFORMS, namespace: ns, name: "intruder" });
+    await client.delete({ ...PLATFORM_REF, namespace: ns, name: "intruder" });
 
     const missing = await onto("status", "nothing-here", "-n", ns);
     expect(missing.code).toBe(2);

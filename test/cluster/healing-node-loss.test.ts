@@ -15,30 +15,54 @@
 //   another node; the Event names the node and the pods.
 // - Four of the six nodes lost: more than half of the platform's pool is NotReady, a cluster or
 //   network failure: no pod is force-deleted, and HealingWithheld says why.
+import { useOperator } from "../support/operator.js";
+import { auditLines } from "../support/audit.js";
+import { isPodReady } from "../../src/controllers/shared/kube-views.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
-import type { KubeClient, KubeObject } from "../../src/kube/index.js";
+import type { KubeObject } from "../../src/kube/index.js";
 import { nodeManifest } from "../../src/localcluster/nodes.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
-import { events, healerAudit, isReady, seconds, type Pod } from "./healing-support.js";
+import { eventually } from "../support/cluster.js";
+import { loadSample, readPlatform } from "../support/platform.js";
+import { events, seconds, type Pod } from "./healing-support.js";
 
 const NAME = "onto-minimal";
 const POOL_LABEL = "onto.paas/heal-pool";
 const GRACE_SECONDS = 30;
-let client: KubeClient;
-let ns = "";
-let pool = "";
-let nodeNames: string[] = [];
-let operator: RunningOperator & { auditLog: string };
+const fx = useOperator({
+  namespaces: ["heal-node"],
+  // Six nodes of the test's own, labelled and tainted for this platform only.
+  before: async ({ client }) => {
+    for (const [i, name] of nodeNames.entries())
+      await client.create(poolNode(name, `heal-${"abc"[i % 3] ?? "a"}`, true));
+    await eventually("the pool nodes Ready", async () => {
+      const ready = await Promise.all(
+        nodeNames.map(async (name) =>
+          readyStatus(await client.get<NodeObj>({ apiVersion: "v1", kind: "Node", name })),
+        ),
+      );
+      return ready.every((s) => s === "True") ? true : undefined;
+    });
+  },
+  platform: (namespace) => {
+    const platform: OntoPlatform = loadSample("minimal.yaml", namespace);
+    platform.spec.global = {
+      nodePool: {
+        nodeSelector: { [POOL_LABEL]: pool },
+        tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
+      },
+    };
+    platform.spec.selfHealing = { nodeLossGraceSeconds: GRACE_SECONDS, maxActionsPerHour: 100 };
+    return platform;
+  },
+  after: async () => {
+    for (const name of nodeNames)
+      await fx.client.delete({ apiVersion: "v1", kind: "Node", name }).catch(() => undefined);
+  },
+});
+const { client, ns } = fx;
+const pool = ns;
+const nodeNames = [1, 2, 3, 4, 5, 6].map((i) => `${ns}-${i}`);
 const timeline: Record<string, string> = {};
 
 type NodeObj = KubeObject & {
@@ -85,44 +109,15 @@ async function pod(name: string): Promise<Pod | undefined> {
 }
 
 const forceDeletes = (): { message: string; object: { name: string } }[] =>
-  healerAudit(operator.auditLog).filter((l) => l.verb === "force-delete");
+  auditLines(fx.operator.auditLog, "healer").filter((l) => l.verb === "force-delete");
 
 beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("heal-node");
-  pool = ns;
-  nodeNames = [1, 2, 3, 4, 5, 6].map((i) => `${ns}-${i}`);
-  for (const [i, name] of nodeNames.entries())
-    await client.create(poolNode(name, `heal-${"abc"[i % 3] ?? "a"}`, true));
-  await eventually("the pool nodes Ready", async () => {
-    const ready = await Promise.all(
-      nodeNames.map(async (name) =>
-        readyStatus(await client.get<NodeObj>({ apiVersion: "v1", kind: "Node", name })),
-      ),
-    );
-    return ready.every((s) => s === "True") ? true : undefined;
-  });
-  operator = await startOperator([ns]);
-  const platform: OntoPlatform = loadSample("minimal.yaml", ns);
-  platform.spec.global = {
-    nodePool: {
-      nodeSelector: { [POOL_LABEL]: pool },
-      tolerations: [{ key: POOL_LABEL, operator: "Equal", value: pool, effect: "NoSchedule" }],
-    },
-  };
-  platform.spec.selfHealing = { nodeLossGraceSeconds: GRACE_SECONDS, maxActionsPerHour: 100 };
-  await client.apply(platform);
-  await waitForPhase(client, ns, NAME, "Running");
   const pods = await platformPods();
   expect(pods.every((p) => nodeNames.includes(p.spec?.nodeName ?? ""))).toBe(true);
-}, 300_000);
+});
 
-afterAll(async () => {
+afterAll(() => {
   console.log(`node loss timeline (seconds from losing the node): ${JSON.stringify(timeline)}`);
-  await operator?.stop();
-  for (const name of nodeNames)
-    await client.delete({ apiVersion: "v1", kind: "Node", name }).catch(() => undefined);
 });
 
 describe("a lost node", () => {
@@ -152,7 +147,7 @@ describe("a lost node", () => {
       async () => {
         const p = await pod("postgres-0");
         if (!leftAt && p?.metadata?.uid !== before.metadata?.uid) leftAt = Date.now();
-        return p && p.metadata?.uid !== before.metadata?.uid && p.spec?.nodeName !== lostNode && isReady(p)
+        return p && p.metadata?.uid !== before.metadata?.uid && p.spec?.nodeName !== lostNode && isPodReady(p)
           ? p
           : undefined;
       },

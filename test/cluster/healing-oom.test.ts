@@ -4,26 +4,31 @@
 // 4Gi -> 6Gi -> 9Gi -> 12Gi (selfHealing.maxMemory), each raise in status, rendered into the
 // Deployment and rolled into new pods; at the cap the MemoryAtCap condition says the component is
 // Degraded and nothing is raised again. Prints the time from fault to each raise.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useOperator } from "../support/operator.js";
+import { auditLines } from "../support/audit.js";
+import { afterAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
-import type { KubeClient, KubeObject } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
-import { events, healerAudit, memoryLimit, podsOf, seconds, testerClient } from "./healing-support.js";
+import type { KubeObject } from "../../src/kube/index.js";
+import { eventually } from "../support/cluster.js";
+import { loadSample, readPlatform } from "../support/platform.js";
+import { events, memoryLimit, podsOf, seconds, testerClient } from "./healing-support.js";
 
 const NAME = "onto-minimal";
 const COMPONENT = "ontology-service";
-let client: KubeClient;
-let ns = "";
-let operator: RunningOperator & { auditLog: string };
+const fx = useOperator({
+  namespaces: ["heal-oom"],
+  platform: (namespace) => {
+    const platform: OntoPlatform = loadSample("minimal.yaml", namespace);
+    platform.spec.controlPlane = {
+      ontologyService: { resources: { requests: { cpu: "250m", memory: "1Gi" }, limits: { memory: "4Gi" } } },
+    };
+    // No cooldown: the test shows that comparing each pod's own limit with the one in force keeps a
+    // burst of OOM kills (two replicas, old and new templates) to one raise per rollout.
+    platform.spec.selfHealing = { maxMemory: "12Gi", cooldownSeconds: 0, maxActionsPerHour: 20 };
+    return platform;
+  },
+});
+const { client, ns } = fx;
 const timeline: Record<string, string> = {};
 
 type Deployment = KubeObject & {
@@ -48,25 +53,8 @@ async function override(): Promise<{ memoryLimit: string; raises: number; atCap:
   return (await readPlatform(client, ns, NAME)).status?.healing?.memoryOverrides?.[COMPONENT];
 }
 
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("heal-oom");
-  operator = await startOperator([ns]);
-  const platform: OntoPlatform = loadSample("minimal.yaml", ns);
-  platform.spec.controlPlane = {
-    ontologyService: { resources: { requests: { cpu: "250m", memory: "1Gi" }, limits: { memory: "4Gi" } } },
-  };
-  // No cooldown: the test shows that comparing each pod's own limit with the one in force keeps a
-  // burst of OOM kills (two replicas, old and new templates) to one raise per rollout.
-  platform.spec.selfHealing = { maxMemory: "12Gi", cooldownSeconds: 0, maxActionsPerHour: 20 };
-  await client.apply(platform);
-  await waitForPhase(client, ns, NAME, "Running");
-});
-
-afterAll(async () => {
+afterAll(() => {
   console.log(`OOM healing timeline (seconds from fault): ${JSON.stringify(timeline)}`);
-  await operator?.stop();
 });
 
 describe("OOMKilled", () => {
@@ -121,7 +109,7 @@ describe("OOMKilled", () => {
     const last = await override();
     expect(last).toMatchObject({ memoryLimit: "12Gi", raises: 3, atCap: true });
     expect(await templateLimit()).toBe("12Gi");
-    const raises = healerAudit(operator.auditLog).filter((l) => l.reason === "OOMKilled");
+    const raises = auditLines(fx.operator.auditLog, "healer").filter((l) => l.reason === "OOMKilled");
     expect(raises.map((l) => l.message.match(/to (\d+Gi)/)?.[1])).toEqual(["6Gi", "9Gi", "12Gi"]);
   });
 
@@ -131,7 +119,7 @@ describe("OOMKilled", () => {
       .map((e) => e.note ?? "");
     expect(notes.some((n) => n.includes("from 4Gi to 6Gi"))).toBe(true);
     expect(notes.some((n) => n.includes("from 6Gi to 9Gi"))).toBe(true);
-    const metric = await operator.manager.metrics.registry.getSingleMetricAsString(
+    const metric = await fx.operator.manager.metrics.registry.getSingleMetricAsString(
       "onto_healing_actions_total",
     );
     expect(metric).toMatch(/onto_healing_actions_total\{action="raise-memory",reason="OOMKilled"\} 3/);
@@ -142,14 +130,13 @@ describe("OOMKilled", () => {
   });
 
   it("keeps the raised limit across an operator restart, and raises nothing more", async () => {
-    await operator.stop();
-    const restarted = Date.now();
-    operator = await startOperator([ns]);
+    let restarted = Date.now();
+    await fx.restartOperator(() => (restarted = Date.now()));
     // The new operator sees the same OOM-killed pods at the cap: it must neither raise nor revert.
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     expect(await override()).toMatchObject({ memoryLimit: "12Gi", raises: 3, atCap: true });
     expect(await templateLimit()).toBe("12Gi");
-    expect(healerAudit(operator.auditLog).filter((l) => l.reason === "OOMKilled")).toEqual([]);
+    expect(auditLines(fx.operator.auditLog, "healer").filter((l) => l.reason === "OOMKilled")).toEqual([]);
     timeline["restart checked"] = seconds(restarted);
   });
 
@@ -172,7 +159,9 @@ describe("OOMKilled", () => {
     await eventually("Deployment template at 16Gi", async () =>
       (await templateLimit()) === "16Gi" ? true : undefined,
     );
-    expect(healerAudit(operator.auditLog).some((l) => l.reason === "SpecLimitChanged")).toBe(true);
+    expect(auditLines(fx.operator.auditLog, "healer").some((l) => l.reason === "SpecLimitChanged")).toBe(
+      true,
+    );
   });
 
   it("turns everything off with selfHealing.enabled false, clearing its conditions", async () => {

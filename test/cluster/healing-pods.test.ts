@@ -7,47 +7,35 @@
 //   Failed, reason Evicted) on a node whose status reports DiskPressure: the healer deletes it and
 //   the Event carries the node's pressure condition. The node is restored in a finally block.
 // - Rate limit: with maxActionsPerHour 1, one memory raise, then HealingWithheld.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useOperator } from "../support/operator.js";
+import { auditLines } from "../support/audit.js";
+import { isPodReady } from "../../src/controllers/shared/kube-views.js";
+import { afterAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
-import type { KubeClient, KubeObject } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  tlsSecret,
-  waitForPhase,
-} from "../support/platform.js";
-import { events, healerAudit, isReady, podsOf, seconds, testerClient } from "./healing-support.js";
+import type { KubeObject } from "../../src/kube/index.js";
+import { eventually } from "../support/cluster.js";
+import { loadSample, readPlatform, tlsSecret } from "../support/platform.js";
+import { events, podsOf, seconds, testerClient } from "./healing-support.js";
 
 const NAME = "onto-minimal";
-let client: KubeClient;
-let ns = "";
-let operator: RunningOperator & { auditLog: string };
+const fx = useOperator({
+  namespaces: ["heal-pods"],
+  tlsSecret: true,
+  platform: (namespace) => {
+    const platform: OntoPlatform = loadSample("minimal.yaml", namespace);
+    platform.spec.global = { tlsEnabled: true, tlsSecretName: "onto-tls" };
+    return platform;
+  },
+});
+const { client, ns } = fx;
 const timeline: Record<string, string> = {};
 
 type NodeObj = KubeObject & {
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 };
 
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("heal-pods");
-  await client.apply(tlsSecret(ns, "onto-tls"));
-  operator = await startOperator([ns]);
-  const platform: OntoPlatform = loadSample("minimal.yaml", ns);
-  platform.spec.global = { tlsEnabled: true, tlsSecretName: "onto-tls" };
-  await client.apply(platform);
-  await waitForPhase(client, ns, NAME, "Running");
-});
-
-afterAll(async () => {
+afterAll(() => {
   console.log(`pod healing timeline (seconds from fault): ${JSON.stringify(timeline)}`);
-  await operator?.stop();
 });
 
 describe("CrashLoopBackOff", () => {
@@ -90,7 +78,7 @@ describe("CrashLoopBackOff", () => {
     );
     expect(event.note).toContain("Secret onto-tls");
     // No blind restart: the healer deleted no pod of the crash-looping component.
-    expect(healerAudit(operator.auditLog).filter((l) => l.verb !== "status")).toEqual([]);
+    expect(auditLines(fx.operator.auditLog, "healer").filter((l) => l.verb !== "status")).toEqual([]);
   });
 
   it("clears the condition once the Secret is back and the pods run", async () => {
@@ -152,7 +140,7 @@ describe("CrashLoopBackOff with a dependency down", () => {
 
 describe("Evicted", () => {
   it("deletes an evicted pod and records the node's pressure condition in the Event", async () => {
-    const pod = (await podsOf(client, ns, "auth-service")).find(isReady);
+    const pod = (await podsOf(client, ns, "auth-service")).find(isPodReady);
     if (!pod?.metadata?.name || !pod.spec?.nodeName) throw new Error("no Ready auth-service pod");
     const nodeName = pod.spec.nodeName;
     const nodeRef = { apiVersion: "v1", kind: "Node", name: nodeName };
@@ -174,7 +162,7 @@ describe("Evicted", () => {
     try {
       await setDiskPressure(true);
       // The healer reads nodes from its cache: wait until it holds the pressure.
-      const nodes = operator.manager.informers.informer({ apiVersion: "v1", kind: "Node" }).store;
+      const nodes = fx.operator.manager.informers.informer({ apiVersion: "v1", kind: "Node" }).store;
       await eventually("the operator's cache to see DiskPressure", async () => {
         const held: NodeObj | undefined = nodes.getByName(undefined, nodeName);
         return held?.status?.conditions?.some((c) => c.type === "DiskPressure" && c.status === "True")
@@ -211,7 +199,7 @@ describe("Evicted", () => {
       );
       expect(event.note).toContain("low on resource: ephemeral-storage");
       expect(event.note).toContain(`node ${nodeName} reports DiskPressure=True (KubeletHasDiskPressure)`);
-      const metric = await operator.manager.metrics.registry.getSingleMetricAsString(
+      const metric = await fx.operator.manager.metrics.registry.getSingleMetricAsString(
         "onto_healing_actions_total",
       );
       expect(metric).toMatch(/action="delete-evicted",reason="Evicted"\} 1/);

@@ -1,7 +1,6 @@
 // Shared by the healing cluster tests: a client with its own field manager (so a fault label the
 // test puts on a pod template is not owned by the operator's manager and survives its applies),
-// Events and audit lines of the healer, and pod lookups.
-import { readFileSync } from "node:fs";
+// Events, and pod lookups.
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
 import { kubeconfigPath } from "../support/cluster.js";
 
@@ -34,40 +33,10 @@ export async function events(client: KubeClient, namespace: string): Promise<Eve
   return list.items;
 }
 
-/** Audit lines the healer wrote, parsed. */
-export function healerAudit(
-  path: string,
-): { verb: string; reason: string; message: string; object: { name: string } }[] {
-  let text = "";
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map(
-      (line) =>
-        JSON.parse(line) as {
-          actor: string;
-          verb: string;
-          reason: string;
-          message: string;
-          object: { name: string };
-        },
-    )
-    .filter((l) => l.actor === "healer");
-}
-
 export async function podsOf(client: KubeClient, namespace: string, component: string): Promise<Pod[]> {
   return (
     await client.list<Pod>("v1", "Pod", { namespace, labelSelector: `app.kubernetes.io/name=${component}` })
   ).items;
-}
-
-export function isReady(pod: Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 }
 
 export function memoryLimit(pod: Pod, container: string): string | undefined {

@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { clusterDown, clusterStatus, clusterUp } from "../../src/localcluster/launcher.js";
+import { MONITORING_PROCESSES } from "../../src/localcluster/monitoring.js";
+import { readRecord } from "../../src/localcluster/processes.js";
 
 const stateDir = mkdtempSync(join(tmpdir(), "onto-launcher-"));
 afterAll(async () => {
@@ -35,9 +37,13 @@ describe("local cluster launcher", () => {
     const pids = status.components.map((c) => c.pid).filter((p): p is number => p !== undefined);
     expect(pids).toHaveLength(5);
     expect(pids.every(running)).toBe(true);
+    // The metrics pipeline and the VPA recommender run beside the control plane, and stop with it.
+    const monitoring = MONITORING_PROCESSES.map((name) => readRecord(stateDir, name)?.pid);
+    expect(monitoring.every((pid) => pid !== undefined && running(pid))).toBe(true);
 
     await clusterDown({ stateDir });
     expect(pids.filter(running)).toEqual([]);
+    expect(monitoring.filter((pid) => pid !== undefined && running(pid))).toEqual([]);
     expect((await clusterStatus({ stateDir })).exists).toBe(false);
     await clusterDown({ stateDir });
   });

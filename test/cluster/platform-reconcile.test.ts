@@ -2,21 +2,14 @@
 // converges to Running, the cluster holds exactly what `onto render` prints, drift is reverted,
 // the HPA is left alone, pruning keeps data, a config change rolls the pods, and a no-op
 // reconcile sends no request.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveSpec, type OntoPlatform } from "../../src/api/index.js";
-import type { KubeClient, KubeObject, RequestRecord } from "../../src/kube/index.js";
+import { auditLines } from "../support/audit.js";
+import { useOperator } from "../support/operator.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { PLATFORM_REF, resolveSpec, type OntoPlatform } from "../../src/api/index.js";
+import type { KubeObject, RequestRecord } from "../../src/kube/index.js";
 import { GENERATED_SECRET_LABEL, MANAGED_KINDS } from "../../src/render/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  tlsSecret,
-  waitForPhase,
-} from "../support/platform.js";
+import { eventually } from "../support/cluster.js";
+import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
 
 type Pod = KubeObject & {
   spec?: { nodeName?: string; containers?: { resources?: { limits?: Record<string, string> } }[] };
@@ -34,36 +27,26 @@ type Deployment = KubeObject & {
 };
 
 const NAME = "onto-production";
-let client: KubeClient;
-let ns = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
-let secondsToRunning = 0;
+// The namespace enforces the restricted Pod Security Standard from the start, so every pod of
+// the production sample has to pass the API server's PodSecurity admission to exist at all.
+const fx = useOperator({
+  namespaces: ["prod"],
+  labels: { "pod-security.kubernetes.io/enforce": "restricted" },
+  tlsSecret: true,
+  platform: (namespace) => loadSample("production.yaml", namespace),
+});
+const { client, ns } = fx;
 
 async function deploymentOf(name: string): Promise<Deployment> {
   return client.get<Deployment>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name });
 }
 
 async function mergePatchSpec(patch: Record<string, unknown>): Promise<void> {
-  await client.mergePatch({ ...PLATFORMS, namespace: ns, name: NAME }, { spec: patch });
+  await client.mergePatch({ ...PLATFORM_REF, namespace: ns, name: NAME }, { spec: patch });
 }
 
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  // The namespace enforces the restricted Pod Security Standard from the start, so every pod of
-  // the production sample has to pass the API server's PodSecurity admission to exist at all.
-  ns = await createTestNamespace("prod", { "pod-security.kubernetes.io/enforce": "restricted" });
-  await client.apply(tlsSecret(ns, "onto-tls"));
-  operator = await startOperator([ns]);
-  const started = Date.now();
-  await client.apply(loadSample("production.yaml", ns));
-  await waitForPhase(client, ns, NAME, "Running");
-  secondsToRunning = (Date.now() - started) / 1000;
-  console.log(`production sample: apply to Running in ${secondsToRunning.toFixed(1)} s`);
-});
-
-afterAll(async () => {
-  await operator?.stop();
+beforeAll(() => {
+  console.log(`production sample: apply to Running in ${(fx.msToRunning / 1000).toFixed(1)} s`);
 });
 
 describe("the production sample", () => {
@@ -109,10 +92,10 @@ describe("the production sample", () => {
 
   it("holds exactly the objects render produces, with owner references (retained Secrets: none) and common labels", async () => {
     const platform = await readPlatform(client, ns, NAME);
-    const desired = operator.reconciler.render(platform, resolveSpec(platform.spec));
+    const desired = fx.operator.reconciler.render(platform, resolveSpec(platform.spec));
     const want = desired.map((o) => `${o.kind}/${o.metadata.name}`).sort();
     const have: string[] = [];
-    for (const kind of operator.reconciler.servedKinds()) {
+    for (const kind of fx.operator.reconciler.servedKinds()) {
       const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
       const list = await client.list(apiVersion, kind.kind, {
         namespace: ns,
@@ -183,7 +166,7 @@ describe("the production sample", () => {
     );
     // Give the operator every chance to (wrongly) undo it: force a reconcile by touching the spec.
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { metadata: { annotations: { "test/touch": "1" } } },
     );
     await new Promise((r) => setTimeout(r, 3000));
@@ -239,10 +222,10 @@ describe("the production sample", () => {
     // Let in-flight status writes and watch events settle.
     await new Promise((r) => setTimeout(r, 2000));
     const requests: RequestRecord[] = [];
-    const stop = operator.manager.client.onRequest((r) => requests.push(r));
+    const stop = fx.operator.manager.client.onRequest((r) => requests.push(r));
     try {
-      await operator.reconciler.reconcile({ key: `${ns}/${NAME}`, namespace: ns, name: NAME });
-      await operator.reconciler.reconcile({ key: `${ns}/${NAME}`, namespace: ns, name: NAME });
+      await fx.operator.reconcileNow(`${ns}/${NAME}`);
+      await fx.operator.reconcileNow(`${ns}/${NAME}`);
     } finally {
       stop();
     }
@@ -255,10 +238,7 @@ describe("the production sample", () => {
 
   it("wrote an audit line and an Event for what it did, with no secret value in either", async () => {
     const { readFileSync } = await import("node:fs");
-    const lines = readFileSync(operator.auditLog, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { verb: string; object: { kind: string } });
+    const lines = auditLines(fx.operator.auditLog);
     expect(lines.some((l) => l.verb === "create" && l.object.kind === "StatefulSet")).toBe(true);
     expect(lines.some((l) => l.verb === "delete" && l.object.kind === "Ingress")).toBe(true);
     const secrets = (
@@ -271,8 +251,8 @@ describe("the production sample", () => {
     const values = secrets
       .flatMap((s) => Object.values(s.data ?? {}).map((v) => Buffer.from(v, "base64").toString("utf8")))
       .filter((v) => v.length >= 8);
-    const audit = readFileSync(operator.auditLog, "utf8");
-    const logs = readFileSync(operator.logFile, "utf8");
+    const audit = readFileSync(fx.operator.auditLog, "utf8");
+    const logs = readFileSync(fx.operator.logFile, "utf8");
     expect(logs.length).toBeGreaterThan(1000);
     const events = JSON.stringify((await client.list("events.k8s.io/v1", "Event", { namespace: ns })).items);
     const status = JSON.stringify((await readPlatform(client, ns, NAME)).status);

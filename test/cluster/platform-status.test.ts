@@ -1,34 +1,14 @@
 // The status says why a component is not coming up when the reason is the scheduler's: a node
 // pool no node belongs to leaves every pod Pending, and the component's message carries the
 // scheduler's own words; fixing the spec brings the platform to Running.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { PLATFORM_REF } from "../../src/api/index.js";
+import { describe, expect, it } from "vitest";
+import { eventually } from "../support/cluster.js";
+import { useOperator } from "../support/operator.js";
+import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
 
 const NAME = "onto-minimal";
-let client: KubeClient;
-let ns = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("status");
-  operator = await startOperator([ns]);
-});
-
-afterAll(async () => {
-  await operator?.stop();
-});
+const { client, ns } = useOperator({ namespaces: ["status"] });
 
 describe("component status", () => {
   it("carries the scheduler's reason for pods it cannot place, until the spec is fixed", async () => {
@@ -50,7 +30,7 @@ describe("component status", () => {
     expect((await readPlatform(client, ns, NAME)).status?.phase).toBe("Provisioning");
 
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { spec: { global: { nodePool: { nodeSelector: null } } } },
     );
     const running = await waitForPhase(client, ns, NAME, "Running");

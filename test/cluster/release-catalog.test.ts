@@ -8,7 +8,7 @@
 // is refused with the reason.
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { validateOntoRelease, type OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, validateOntoRelease, type OntoPlatform } from "../../src/api/index.js";
 import { runUpgrade } from "../../src/cli/commands/upgrade.js";
 import { plain } from "../../src/cli/output.js";
 import { formatStatus, type EventView } from "../../src/cli/status-view.js";
@@ -18,7 +18,6 @@ import type { KubeClient, KubeObject } from "../../src/kube/index.js";
 import { PRODUCT_RELEASES } from "../../src/release/index.js";
 import { createTestNamespace, eventually } from "../support/cluster.js";
 import {
-  PLATFORMS,
   adminClient,
   installCrd,
   loadSample,
@@ -301,7 +300,9 @@ describe("an upgrade that fails after a point of no return", () => {
     expect(events[0]?.note).toMatch(/not rolled back/);
     const metrics =
       await operator.manager.metrics.registry.getSingleMetricAsString("onto_upgrade_forward_fix");
-    expect(metrics).toContain(`onto_upgrade_forward_fix{namespace="${pointNs}",platform="onto-minimal"} 1`);
+    expect(metrics).toContain(
+      `onto_upgrade_forward_fix{platform_namespace="${pointNs}",platform="onto-minimal"} 1`,
+    );
   });
 
   it("`onto status` and `onto upgrade --watch` say it", async () => {
@@ -345,7 +346,7 @@ describe("an upgrade that fails after a point of no return", () => {
     ).rejects.toThrow(/refusing 1\.6\.0-point-of-no-return -> 1\.5\.0: it would undo .*kafka Rollout/);
     // The same request past the CLI: the operator refuses it too.
     await client.mergePatch(
-      { ...PLATFORMS, namespace: pointNs, name: "onto-minimal" },
+      { ...PLATFORM_REF, namespace: pointNs, name: "onto-minimal" },
       { metadata: { annotations: { [FORCE_ANNOTATION]: "true" } }, spec: { version: "1.5.0" } },
     );
     const refused = await eventually("the RollbackRefused condition", async () => {

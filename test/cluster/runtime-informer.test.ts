@@ -209,7 +209,9 @@ describe("informer", () => {
     expect(patched.kind).toBe("Deployment");
 
     expect(await client.discovery.hasGroupVersion("apps/v1")).toBe(true);
-    expect(await client.discovery.hasGroupVersion("monitoring.coreos.com/v1")).toBe(false);
+    expect(await client.discovery.hasGroupVersion("monitoring.coreos.com/v1")).toBe(true);
+    // No custom metrics adapter runs in the local cluster.
+    expect(await client.discovery.hasGroupVersion("custom.metrics.k8s.io/v1beta2")).toBe(false);
     expect(await client.discovery.hasResource("coordination.k8s.io/v1", "Lease")).toBe(true);
 
     expect(await client.forceDelete({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "a" })).toBe(

@@ -3,24 +3,18 @@
 // credentials it generated the first time (its retained volumes still hold data those credentials
 // open); under Delete they go with the platform. What the real Postgres does with them is proven
 // on the real node.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeClient, KubeObject } from "../../src/kube/index.js";
+import { useOperator } from "../support/operator.js";
+import { PLATFORM_REF } from "../../src/api/index.js";
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/kube/index.js";
 import { GENERATED_SECRET_LABEL } from "../../src/render/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  loadSample,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { eventually } from "../support/cluster.js";
+import { loadSample, waitForPhase } from "../support/platform.js";
 
 type Secret = KubeObject & { data?: Record<string, string> };
 const NAME = "onto-minimal";
-let client: KubeClient;
-let ns = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
+const fx = useOperator({ namespaces: ["secret-retention"] });
+const { client, ns } = fx;
 
 async function generatedSecrets(): Promise<Secret[]> {
   const list = await client.list<Secret>("v1", "Secret", {
@@ -45,28 +39,17 @@ async function createPlatform(secrets: "Retain" | "Delete"): Promise<void> {
 
 /** Deletes the platform and waits until the garbage collector has removed what it owned. */
 async function deletePlatform(): Promise<void> {
-  await client.delete({ ...PLATFORMS, namespace: ns, name: NAME });
+  await client.delete({ ...PLATFORM_REF, namespace: ns, name: NAME });
   await eventually(
     "the platform and its owned Deployments gone",
     async () => {
-      const platform = await client.getIfExists({ ...PLATFORMS, namespace: ns, name: NAME });
+      const platform = await client.getIfExists({ ...PLATFORM_REF, namespace: ns, name: NAME });
       const deployments = await client.list("apps/v1", "Deployment", { namespace: ns });
       return !platform && deployments.items.length === 0 ? true : undefined;
     },
     120_000,
   );
 }
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("secret-retention");
-  operator = await startOperator([ns]);
-});
-
-afterAll(async () => {
-  await operator?.stop();
-});
 
 describe("generated Secrets under retentionPolicy.secrets", () => {
   it("Retain: they outlive the platform and a platform created again reuses their values", async () => {
@@ -105,7 +88,7 @@ describe("generated Secrets under retentionPolicy.secrets", () => {
   it("Delete: the platform owns them and they go with it", async () => {
     // Switching the policy on a live platform puts the owner reference on the existing Secrets.
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { spec: { retentionPolicy: { secrets: "Delete" } } },
     );
     await eventually("the generated Secrets owned by the platform", async () => {

@@ -1,6 +1,7 @@
 // Proof that the local control plane is real Kubernetes: controllers, scheduler, storage
 // provisioning, admission, RBAC, server-side apply, watches and the KWOK fault stages all behave
 // as on a real cluster.
+import { isPodReady } from "../../src/controllers/shared/kube-views.js";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { adminKubeConfig, createTestNamespace, eventually } from "../support/cluster.js";
@@ -51,10 +52,6 @@ async function podsOf(ns: string, app: string): Promise<k8s.V1Pod[]> {
   return (await core.listNamespacedPod({ namespace: ns, labelSelector: `app=${app}` })).items;
 }
 
-function isReady(pod: k8s.V1Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-}
-
 function statusCode(err: unknown): number | undefined {
   return err instanceof k8s.ApiException ? err.code : undefined;
 }
@@ -72,7 +69,7 @@ describe("workload controllers, scheduler and KWOK", () => {
     });
     const pods = await eventually("3 web pods Ready", async () => {
       const list = await podsOf(ns, "web");
-      return list.length === 3 && list.every(isReady) ? list : undefined;
+      return list.length === 3 && list.every(isPodReady) ? list : undefined;
     });
     const sets = await apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: "app=web" });
     expect(sets.items).toHaveLength(1);
@@ -115,7 +112,7 @@ describe("workload controllers, scheduler and KWOK", () => {
     });
     await eventually("2 db pods Ready", async () => {
       const list = await podsOf(ns, "db");
-      return list.length === 2 && list.every(isReady) ? true : undefined;
+      return list.length === 2 && list.every(isPodReady) ? true : undefined;
     });
     const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: ns });
     expect(claims.items.map((c) => c.metadata?.name).sort()).toEqual(["data-db-0", "data-db-1"]);
@@ -142,7 +139,7 @@ describe("workload controllers, scheduler and KWOK", () => {
     await core.createNamespacedPod({ namespace: ns, body: gpuPod("gpu-no-toleration", false) });
     const placed = await eventually("gpu-ok Ready", async () => {
       const p = await core.readNamespacedPod({ name: "gpu-ok", namespace: ns });
-      return isReady(p) ? p : undefined;
+      return isPodReady(p) ? p : undefined;
     });
     expect(placed.spec?.nodeName).toMatch(/^gpu-/);
     const refused = await eventually("gpu-no-toleration reported Unschedulable", async () => {
@@ -377,11 +374,11 @@ describe("KWOK fault stages", () => {
       const [p] = await podsOf(ns, "stuck");
       return p?.status?.phase === "Running" ? p : undefined;
     });
-    expect(isReady(pod)).toBe(false);
+    expect(isPodReady(pod)).toBe(false);
     // Give KWOK time to (wrongly) make it Ready, then check it did not.
     await new Promise((r) => setTimeout(r, 3000));
     const [again] = await podsOf(ns, "stuck");
-    expect(again && isReady(again)).toBe(false);
+    expect(again && isPodReady(again)).toBe(false);
     const dep = await apps.readNamespacedDeployment({ name: "stuck", namespace: ns });
     expect(dep.status?.readyReplicas ?? 0).toBe(0);
   });
@@ -413,7 +410,7 @@ describe("KWOK fault stages", () => {
     };
     await core.createNamespacedPod({ namespace: ns, body: pod });
     await eventually("the pod Ready", async () =>
-      isReady(await core.readNamespacedPod({ name: "on-doomed-node", namespace: ns })) ? true : undefined,
+      isPodReady(await core.readNamespacedPod({ name: "on-doomed-node", namespace: ns })) ? true : undefined,
     );
     const label = (value: string | null) =>
       core.patchNode(

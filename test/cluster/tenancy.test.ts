@@ -2,43 +2,20 @@
 // fenced into its own namespace with a quota, a limit range, network policies and the restricted
 // Pod Security Standard enforced by the API server's own admission; a quota too small for the
 // platform is reported, not a silent stall; a spec naming another namespace is refused.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OntoPlatform } from "../../src/api/index.js";
-import { InvalidError, type KubeClient, type KubeObject } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  loadSample,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { useOperator } from "../support/operator.js";
+import { describe, expect, it } from "vitest";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
+import { InvalidError, type KubeObject } from "../../src/kube/index.js";
+import { eventually } from "../support/cluster.js";
+import { loadSample, readPlatform } from "../support/platform.js";
 
 const NAME = "tenant-alpha";
-let client: KubeClient;
-let alpha = "";
-let beta = "";
-let operator: Awaited<ReturnType<typeof startOperator>>;
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  alpha = await createTestNamespace("tenant-alpha");
-  beta = await createTestNamespace("tenant-beta");
-  operator = await startOperator([alpha, beta]);
-  await client.apply(loadSample("tenant.yaml", alpha));
-  await client.apply(loadSample("tenant.yaml", beta));
-  await Promise.all([
-    waitForPhase(client, alpha, NAME, "Running"),
-    waitForPhase(client, beta, NAME, "Running"),
-  ]);
+const fx = useOperator({
+  namespaces: ["tenant-alpha", "tenant-beta"],
+  platform: (namespace) => loadSample("tenant.yaml", namespace),
 });
-
-afterAll(async () => {
-  await operator?.stop();
-});
+const { client } = fx;
+const [alpha = "", beta = ""] = fx.namespaces;
 
 async function listIn(namespace: string, apiVersion: string, kind: string): Promise<KubeObject[]> {
   return (await client.list(apiVersion, kind, { namespace })).items;
@@ -48,7 +25,7 @@ describe("two tenants", () => {
   it("keep every object of a tenant in the tenant's own namespace", async () => {
     const platformA = await readPlatform(client, alpha, NAME);
     const platformB = await readPlatform(client, beta, NAME);
-    for (const kind of operator.reconciler.servedKinds()) {
+    for (const kind of fx.operator.reconciler.servedKinds()) {
       const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
       const all = (
         await client.list(apiVersion, kind.kind, { labelSelector: `app.kubernetes.io/instance=${NAME}` })
@@ -114,7 +91,7 @@ describe("two tenants", () => {
 
   it("report a quota too small for the platform on the platform, naming the quota key", async () => {
     await client.mergePatch(
-      { ...PLATFORMS, namespace: beta, name: NAME },
+      { ...PLATFORM_REF, namespace: beta, name: NAME },
       { spec: { tenancy: { resourceQuota: { "requests.cpu": "2" } } } },
     );
     const degraded = await eventually("a QuotaExceeded condition", async () => {

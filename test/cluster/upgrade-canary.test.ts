@@ -2,27 +2,29 @@
 // component in plane order, every Deployment through a `<name>-canary`, every StatefulSet through
 // a partition, and ends on 1.6.0 with phase Running. A sampler records what the cluster held while
 // it ran (canaries, partitions); the audit log gives the order and the time per step.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useOperator } from "../support/operator.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { COMPONENTS, resolveSpec } from "../../src/api/index.js";
 import { deploymentRolledOut, observed, templateRuns } from "../../src/controllers/upgrade/health.js";
 import { imageFor, releaseFor } from "../../src/release/index.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
-import type { KubeClient } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  adminClient,
-  installCrd,
-  readPlatform,
-  startOperator,
-  tlsSecret,
-  waitForPhase,
-} from "../support/platform.js";
+import { eventually } from "../support/cluster.js";
+import { readPlatform } from "../support/platform.js";
 import { auditLines, setVersion, upgradeSample, type AuditLine, type Workload } from "./upgrade-support.js";
 
 const NAME = "onto-production";
-let client: KubeClient;
-let ns = "";
-let operator: RunningOperator & { auditLog: string };
+const fx = useOperator({
+  namespaces: ["upg-canary"],
+  tlsSecret: true,
+  platform: (namespace) => {
+    const platform = upgradeSample("production.yaml", namespace);
+    // The shared cluster's 16 GPUs are often held by other test files' platforms: run the reasoning
+    // service on CPU here, so this file does not wait on GPUs it does not test.
+    const spec = platform.spec as { intelligencePlane: { reasoningService: { gpu: { enabled: boolean } } } };
+    spec.intelligencePlane.reasoningService.gpu.enabled = false;
+    return platform;
+  },
+});
+const { client, ns } = fx;
 let lines: AuditLine[] = [];
 const canariesSeen = new Set<string>();
 const partitionsSeen = new Map<string, Set<number>>();
@@ -85,21 +87,8 @@ async function sample(): Promise<void> {
 }
 
 beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("upg-canary");
-  await client.apply(tlsSecret(ns, "onto-tls"));
-  operator = await startOperator([ns]);
-  const platform = upgradeSample("production.yaml", ns);
-  // The shared cluster's 16 GPUs are often held by other test files' platforms: run the reasoning
-  // service on CPU here, so this file does not wait on GPUs it does not test.
-  const spec = platform.spec as { intelligencePlane: { reasoningService: { gpu: { enabled: boolean } } } };
-  spec.intelligencePlane.reasoningService.gpu.enabled = false;
-  await client.apply(platform);
-  await waitForPhase(client, ns, NAME, "Running");
-
   const abort = new AbortController();
-  const registry = resolveSpec(platform.spec).global.imageRegistry;
+  const registry = resolveSpec((await readPlatform(client, ns, NAME)).spec).global.imageRegistry;
   const watches = (["Deployment", "StatefulSet"] as const).map((k) =>
     watchSettling(k, abort.signal, registry).catch(() => undefined),
   );
@@ -133,12 +122,8 @@ beforeAll(async () => {
     await Promise.all(watches);
   }
   upgradeSeconds = (Date.now() - started) / 1000;
-  lines = auditLines(operator.auditLog).filter((l) => l.actor === "upgrade");
+  lines = auditLines(fx.operator.auditLog).filter((l) => l.actor === "upgrade");
 }, 700_000);
-
-afterAll(async () => {
-  await operator?.stop();
-});
 
 describe("1.5.0 -> 1.6.0 on the production sample", () => {
   it("ends on 1.6.0, Running, every component Ready on the new images", async () => {
@@ -161,7 +146,7 @@ describe("1.5.0 -> 1.6.0 on the production sample", () => {
     const ontology = deployments.items.find((d) => d.metadata?.name === "ontology-service");
     expect(ontology?.spec?.template?.spec?.containers?.[0]?.image).toMatch(/ontology-service:1\.6\.0$/);
     console.log(`upgrade 1.5.0 -> 1.6.0 of the production sample: ${upgradeSeconds.toFixed(1)} s`);
-    const metrics = await operator.manager.metrics.registry.metrics();
+    const metrics = await fx.operator.manager.metrics.registry.metrics();
     expect(metrics).toMatch(/onto_upgrades_total\{result="succeeded"\} 1/);
     expect(metrics).toMatch(/onto_upgrade_duration_seconds_count\{result="succeeded"\} 1/);
   });

@@ -3,6 +3,7 @@
 // during a rollback); a fresh process takes over each time. The end states must be those of an
 // uninterrupted run (upgrade-canary / upgrade-rollback): every component on the target (or back
 // on the old version), all Ready, no canary left, and every canary created exactly once.
+import { isPodReady } from "../../src/controllers/shared/kube-views.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +25,6 @@ import {
   FAULT_RELEASES_FILE,
   applyFaultReleases,
   auditLines,
-  isReadyPod,
   setVersion,
   upgradeSample,
   waitForUpgradeEnd,
@@ -103,7 +103,7 @@ async function expectSettledOn(version: string): Promise<void> {
       (p) => !p.metadata?.name?.includes("-canary"),
     );
     expect(live.length, `${c.name} pods`).toBe(w?.spec?.replicas);
-    expect(live.every(isReadyPod), `${c.name} Ready`).toBe(true);
+    expect(live.every(isPodReady), `${c.name} Ready`).toBe(true);
   }
 }
 
@@ -156,7 +156,7 @@ describe("an upgrade whose operator is SIGKILLed at every step", () => {
     );
     await crashWhen("while the schema-registry canary soaks (Ready, soak not over)", async () => {
       const canary = await pods("app.kubernetes.io/name=schema-registry,onto.paas/track=canary");
-      return canary.some(isReadyPod);
+      return canary.some(isPodReady);
     });
     await crashWhen("right after auth-service was promoted (rollout not finished)", async () => {
       const d = await deployment("auth-service");

@@ -5,24 +5,16 @@
 // template and replacing the stuck pod; rollbackScope Platform undoes the finished components in
 // reverse order. The failing versions are test releases, OntoRelease objects applied before the
 // operator starts (their images carry the KWOK fault suffixes); the product catalog is unchanged.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OntoPlatform } from "../../src/api/index.js";
-import type { RunningOperator } from "../../src/controllers/operator.js";
+import { useOperator } from "../support/operator.js";
+import { isPodReady } from "../../src/controllers/shared/kube-views.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import { RETRY_ANNOTATION } from "../../src/controllers/upgrade/index.js";
-import type { KubeClient } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { eventually } from "../support/cluster.js";
+import { readPlatform } from "../support/platform.js";
 import {
   applyFaultReleases,
   auditLines,
-  isReadyPod,
   setVersion,
   upgradeSample,
   waitForUpgradeEnd,
@@ -31,11 +23,14 @@ import {
 } from "./upgrade-support.js";
 
 const NAME = "onto-minimal";
-let client: KubeClient;
-let ns = "";
-let operator: RunningOperator & { auditLog: string };
+const fx = useOperator({
+  namespaces: ["upg-rollback"],
+  before: ({ client }) => applyFaultReleases(client),
+  platform: (namespace) => upgradeSample("minimal.yaml", namespace),
+});
+const { client, ns } = fx;
 
-const upgradeLines = () => auditLines(operator.auditLog).filter((l) => l.actor === "upgrade");
+const upgradeLines = () => auditLines(fx.operator.auditLog).filter((l) => l.actor === "upgrade");
 
 async function workload(kind: "Deployment" | "StatefulSet", name: string): Promise<Workload> {
   return client.get<Workload>({ apiVersion: "apps/v1", kind, namespace: ns, name });
@@ -59,7 +54,7 @@ async function expectBackOn(name: string, image: RegExp): Promise<void> {
   };
   const settled = (s: Awaited<ReturnType<typeof read>>): boolean =>
     s.pods.length === s.w.spec?.replicas &&
-    s.pods.every((p) => image.test(p.spec?.containers?.[0]?.image ?? "") && isReadyPod(p));
+    s.pods.every((p) => image.test(p.spec?.containers?.[0]?.image ?? "") && isPodReady(p));
   const { pods, w } = await eventually(
     `${name} back on ${String(image)}`,
     async () => {
@@ -72,23 +67,9 @@ async function expectBackOn(name: string, image: RegExp): Promise<void> {
   expect(pods.length).toBe(w.spec?.replicas);
   for (const p of pods) {
     expect(p.spec?.containers?.[0]?.image, p.metadata?.name).toMatch(image);
-    expect(isReadyPod(p), `${p.metadata?.name} Ready`).toBe(true);
+    expect(isPodReady(p), `${p.metadata?.name} Ready`).toBe(true);
   }
 }
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("upg-rollback");
-  await applyFaultReleases(client);
-  operator = await startOperator([ns]);
-  await client.apply(upgradeSample("minimal.yaml", ns));
-  await waitForPhase(client, ns, NAME, "Running");
-});
-
-afterAll(async () => {
-  await operator?.stop();
-});
 
 describe("a canary that never becomes Ready", () => {
   let platform: OntoPlatform;
@@ -173,7 +154,7 @@ describe("a crash-looping canary", () => {
   it("tries again once when the retry annotation is set", async () => {
     const startedBefore = upgradeLines().filter((l) => l.reason === "UpgradeStarted").length;
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { metadata: { annotations: { [RETRY_ANNOTATION]: "attempt-2" } } },
     );
     await eventually("the retried upgrade to fail again", async () => {
@@ -206,7 +187,7 @@ describe("an OOM-killed canary", () => {
     // The upgrade judges the canary; the healer does not raise memory for it (which would restart
     // the stable pods while they are being rolled back to).
     expect(platform.status?.healing?.memoryOverrides?.["ontology-service"]).toBeUndefined();
-    const raised = auditLines(operator.auditLog).filter(
+    const raised = auditLines(fx.operator.auditLog).filter(
       (l) => l.actor === "healer" && l.reason === "OOMKilled",
     );
     expect(raised).toEqual([]);
@@ -229,7 +210,7 @@ describe("a StatefulSet canary that crash-loops", () => {
     expect(platform.status?.upgrade?.failure?.message).toMatch(/pod kafka-2/);
     // Whether the operator had to delete the stuck pod depends on the StatefulSet controller's
     // version (newer ones replace a pod of another revision even when it is not Ready).
-    const deleted = auditLines(operator.auditLog).filter((l) => l.reason === "RollbackStuckPod");
+    const deleted = auditLines(fx.operator.auditLog).filter((l) => l.reason === "RollbackStuckPod");
     console.log(
       `stuck StatefulSet pods the operator deleted: ${deleted.map((l) => l.object.name).join(", ") || "none"}`,
     );
@@ -244,7 +225,7 @@ describe("rollbackScope Platform", () => {
   let platform: OntoPlatform;
   beforeAll(async () => {
     await client.mergePatch(
-      { ...PLATFORMS, namespace: ns, name: NAME },
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
       { spec: { version: "1.6.0-crashloop", upgradeStrategy: { rollbackScope: "Platform" } } },
     );
     platform = await waitForUpgradeEnd(client, ns, NAME, "1.6.0-crashloop", 180_000);

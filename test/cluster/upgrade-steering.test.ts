@@ -2,43 +2,25 @@
 // promoted) and it goes on when unpaused; a new spec.version during the upgrade lets the component
 // in flight finish under the old target, then re-plans from the versions actually running
 // (Superseded) and ends on the new version.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningOperator } from "../../src/controllers/operator.js";
-import type { KubeClient } from "../../src/kube/index.js";
-import { createTestNamespace, eventually } from "../support/cluster.js";
-import {
-  PLATFORMS,
-  adminClient,
-  installCrd,
-  readPlatform,
-  startOperator,
-  waitForPhase,
-} from "../support/platform.js";
+import { useOperator } from "../support/operator.js";
+import { PLATFORM_REF } from "../../src/api/index.js";
+import { describe, expect, it } from "vitest";
+import { eventually } from "../support/cluster.js";
+import { readPlatform } from "../support/platform.js";
 import { auditLines, setVersion, upgradeSample, type Workload } from "./upgrade-support.js";
 
 const NAME = "onto-minimal";
-let client: KubeClient;
-let ns = "";
-let operator: RunningOperator & { auditLog: string };
+const fx = useOperator({
+  namespaces: ["upg-steer"],
+  platform: (namespace) => upgradeSample("minimal.yaml", namespace, { soakSeconds: 2 }),
+});
+const { client, ns } = fx;
 
 const deployment = (name: string) =>
   client.getIfExists<Workload>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name });
 const image = (w: Workload | undefined) => w?.spec?.template?.spec?.containers?.[0]?.image ?? "";
 const pause = (paused: boolean) =>
-  client.mergePatch({ ...PLATFORMS, namespace: ns, name: NAME }, { spec: { paused } });
-
-beforeAll(async () => {
-  client = adminClient();
-  await installCrd(client);
-  ns = await createTestNamespace("upg-steer");
-  operator = await startOperator([ns]);
-  await client.apply(upgradeSample("minimal.yaml", ns, { soakSeconds: 2 }));
-  await waitForPhase(client, ns, NAME, "Running");
-});
-
-afterAll(async () => {
-  await operator?.stop();
-});
+  client.mergePatch({ ...PLATFORM_REF, namespace: ns, name: NAME }, { spec: { paused } });
 
 describe("spec.paused during an upgrade", () => {
   it("holds the canary without promoting it, and goes on when unpaused", async () => {
@@ -62,7 +44,7 @@ describe("spec.paused during an upgrade", () => {
     expect(await deployment("ontology-service-canary")).toBeDefined();
     expect(image(await deployment("ontology-service"))).toMatch(/:1\.5\.0$/);
     expect(
-      auditLines(operator.auditLog).some(
+      auditLines(fx.operator.auditLog).some(
         (l) => l.reason === "Promoted" && l.object.name === "ontology-service",
       ),
     ).toBe(false);
@@ -98,7 +80,7 @@ describe("a new spec.version during an upgrade", () => {
       500,
     );
     expect(done.status?.upgrade).toMatchObject({ from: "1.5.0", to: "1.6.1", phase: "Succeeded" });
-    const lines = auditLines(operator.auditLog).filter((l) => l.actor === "upgrade");
+    const lines = auditLines(fx.operator.auditLog).filter((l) => l.actor === "upgrade");
     const superseded = lines.find((l) => l.reason === "UpgradeSuperseded");
     expect(superseded?.message).toMatch(/upgrade 1\.5\.0 -> 1\.6\.0 superseded by spec\.version 1\.6\.1/);
     // The component in flight finished under 1.6.0 before the new plan started.

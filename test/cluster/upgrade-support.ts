@@ -1,36 +1,12 @@
-// Helpers for the upgrade cluster tests: a platform with test-sized upgrade timings, the audit
-// lines the operator wrote, and (re-exported) applying the test releases whose images fail on purpose.
-import { readFileSync } from "node:fs";
-import type { OntoPlatform } from "../../src/api/index.js";
+// What the upgrade cluster tests share: a platform with test-sized upgrade timings, a version
+// change, and (re-exported) the audit lines and the test releases whose images fail on purpose.
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import type { KubeClient, KubeObject } from "../../src/kube/index.js";
 import { eventually } from "../support/cluster.js";
-import { PLATFORMS, loadSample, readPlatform } from "../support/platform.js";
+import { loadSample, readPlatform } from "../support/platform.js";
 
 export { FAULT_RELEASES_FILE, applyFaultReleases } from "./upgrade-releases.js";
-
-export interface AuditLine {
-  time: string;
-  actor: string;
-  verb: string;
-  reason: string;
-  message: string;
-  object: { kind: string; name: string };
-}
-
-export function auditLines(file: string | string[]): AuditLine[] {
-  const files = Array.isArray(file) ? file : [file];
-  return files
-    .flatMap((f) => {
-      try {
-        return readFileSync(f, "utf8").split("\n");
-      } catch {
-        return [];
-      }
-    })
-    .filter((l) => l.trim().startsWith("{"))
-    .map((l) => JSON.parse(l) as AuditLine)
-    .sort((a, b) => a.time.localeCompare(b.time));
-}
+export { auditLines, type AuditLine } from "../support/audit.js";
 
 /** A sample with upgrade timings small enough for a test. */
 export function upgradeSample(
@@ -53,7 +29,7 @@ export async function setVersion(
   name: string,
   version: string,
 ): Promise<void> {
-  await client.mergePatch({ ...PLATFORMS, namespace, name }, { spec: { version } });
+  await client.mergePatch({ ...PLATFORM_REF, namespace, name }, { spec: { version } });
 }
 
 export type Workload = KubeObject & {
@@ -69,10 +45,6 @@ export type Pod = KubeObject & {
   spec?: { containers?: { image: string }[] };
   status?: { conditions?: { type: string; status: string }[] };
 };
-
-export function isReadyPod(p: Pod): boolean {
-  return p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-}
 
 /** Waits until the upgrade to `to` has ended (Failed or Succeeded) and the platform is Running again. */
 export async function waitForUpgradeEnd(

@@ -30,23 +30,25 @@ afterAll(async () => {
   created.clear();
 });
 
+/** A namespace name of this file's own: `prefix` plus a suffix unique to the run. */
+export function testNamespaceName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`.slice(0, 63);
+}
+
 /**
- * Creates a namespace named after `prefix` plus a random suffix; it is deleted after all tests
- * of the calling file. Labels let a test select it.
+ * Creates a namespace named after `prefix` plus a random suffix (or exactly `name` when given);
+ * it is deleted after all tests of the calling file. Labels let a test select it.
  */
 export async function createTestNamespace(
   prefix: string,
   labels: Record<string, string> = {},
+  name = testNamespaceName(prefix),
 ): Promise<string> {
   const core = adminKubeConfig().makeApiClient(k8s.CoreV1Api);
-  const name = `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`.slice(0, 63);
   await core.createNamespace({
     body: { metadata: { name, labels: { "onto.paas/test": "true", ...labels } } },
   });
   created.add(name);
-  afterAll(async () => {
-    await core.deleteNamespace({ name }).catch(() => undefined);
-  });
   return name;
 }
 

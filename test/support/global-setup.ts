@@ -1,16 +1,47 @@
 // Starts one real local control plane (etcd, kube-apiserver, controller-manager, scheduler,
-// KWOK) for the whole `cluster` test project and stops it afterwards. Tests reach it through
-// test/support/cluster.ts, never by starting their own.
+// KWOK) with one real node (kubelet, containerd, kube-proxy, CoreDNS) for the `cluster` and
+// `real` test projects and stops it afterwards. Tests reach it through test/support/cluster.ts,
+// never by starting their own. The real node is tainted, so the `cluster` tests, which never
+// tolerate it, keep running on KWOK nodes only.
+//
+// Both projects name this file; vitest runs it once per project in the same process, so the
+// cluster is shared through a counter on globalThis (one start, stopped by the last teardown).
 import type { TestProject } from "vitest/node";
-import { clusterDown, clusterUp } from "../../src/localcluster/launcher.js";
+import { clusterDown, clusterUp, type ClusterInfo } from "../../src/localcluster/launcher.js";
 import { testStateDir } from "./state-dir.js";
+
+/** Real nodes of the test cluster (ONTO_TEST_REAL_NODES overrides; 0 runs without them). */
+function realNodes(): number {
+  const value = Number.parseInt(process.env.ONTO_TEST_REAL_NODES ?? "1", 10);
+  return Number.isNaN(value) ? 1 : value;
+}
+
+interface Shared {
+  users: number;
+  started?: Promise<ClusterInfo>;
+}
+
+const key = Symbol.for("onto-operator.test-cluster");
+const registry = globalThis as unknown as Record<symbol, Shared | undefined>;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const stateDir = testStateDir();
-  const info = await clusterUp({ stateDir, progress: (line) => console.log(`[cluster] ${line}`) });
+  const shared = (registry[key] ??= { users: 0 });
+  shared.users++;
+  shared.started ??= clusterUp({
+    stateDir,
+    realNodes: realNodes(),
+    progress: (line) => console.log(`[cluster] ${line}`),
+  });
+  const info = await shared.started;
   project.provide("kubeconfig", info.kubeconfigPath);
   project.provide("clusterStateDir", stateDir);
+  project.provide("k8sBinary", info.k8sBinary);
+  project.provide("realNodes", info.realNodes);
   return async () => {
+    shared.users--;
+    if (shared.users > 0) return;
+    shared.started = undefined;
     if (process.env.ONTO_KEEP_CLUSTER === "1") return;
     await clusterDown({ stateDir });
   };
@@ -20,5 +51,9 @@ declare module "vitest" {
   export interface ProvidedContext {
     kubeconfig: string;
     clusterStateDir: string;
+    /** The multi-call binary: `<k8sBinary> kubectl ...` is a kubectl of the cluster's version. */
+    k8sBinary: string;
+    /** Names of the real nodes (empty when started with ONTO_TEST_REAL_NODES=0). */
+    realNodes: string[];
   }
 }

@@ -4,15 +4,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import type { OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import { runOperator, type OperatorOptions, type RunningOperator } from "../../src/controllers/operator.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
 import { grantOperatorAccess } from "../../src/permissions/service-account-access.js";
 import { pino } from "pino";
 import { eventually, kubeconfigPath } from "./cluster.js";
 import { assertNoSecretLeaks } from "./secret-hygiene.js";
-
-export const PLATFORMS = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" } as const;
 
 export function adminClient(): KubeClient {
   return new KubeClient(loadKubeConfig({ path: kubeconfigPath() }));
@@ -118,7 +116,7 @@ export async function readPlatform(
   namespace: string,
   name: string,
 ): Promise<OntoPlatform> {
-  return client.get<OntoPlatform & KubeObject>({ ...PLATFORMS, namespace, name });
+  return client.get<OntoPlatform & KubeObject>({ ...PLATFORM_REF, namespace, name });
 }
 
 export async function waitForPhase(

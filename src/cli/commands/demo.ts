@@ -9,14 +9,13 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
 import { parse } from "yaml";
-import type { OntoPlatform } from "../../api/index.js";
-import { pathRefusal } from "../../controllers/upgrade/plan.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
+import { pathRefusal } from "../../controllers/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.js";
 import { clusterUp } from "../../localcluster/launcher.js";
 import { ensureOperatorProcess } from "../../localcluster/operator-process.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 import { KNOWN_VERSIONS, PRODUCT_CATALOG } from "../../release/index.js";
-import { PLATFORM_REF } from "../kube.js";
 import { paletteFor } from "../output.js";
 import { interruptSignal, runStatus } from "./status.js";
 

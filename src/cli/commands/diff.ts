@@ -6,21 +6,26 @@
 // differences; 2: the file or the cluster could not be read.
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
-import { resolveSpec, validateYamlStream, type OntoPlatform } from "../../api/index.js";
-import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
-import { FORCE_ANNOTATION } from "../../controllers/upgrade/index.js";
-import { namespaceSecurity } from "../../controllers/platform/namespace-security.js";
-import { pathRefusal } from "../../controllers/upgrade/plan.js";
-import { clusterCatalog } from "../releases.js";
-import { GENERATED_SECRET_LABEL, MANAGED_BY, type RenderedObject } from "../../render/index.js";
-import { apiVersionOf, renderForCluster, servedKinds } from "../cluster-render.js";
 import {
-  EnvironmentError,
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
   PLATFORM_REF,
-  connect,
-  withConnectionFlags,
-  type ConnectionFlags,
-} from "../kube.js";
+  resolveSpec,
+  validateYamlStream,
+  type OntoPlatform,
+} from "../../api/index.js";
+import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
+import { FORCE_ANNOTATION, namespaceSecurity, pathRefusal } from "../../controllers/index.js";
+import { clusterCatalog } from "../releases.js";
+import {
+  GENERATED_SECRET_LABEL,
+  apiVersionOf,
+  servedKinds,
+  type RenderedObject,
+} from "../../render/index.js";
+import { renderForCluster } from "../cluster-render.js";
+import { EnvironmentError, connect, withConnectionFlags, type ConnectionFlags } from "../kube.js";
 import { readManifest } from "../input.js";
 import { diffObjects, formatChange, type FieldChange } from "../object-diff.js";
 import { paletteFor, structured, type Palette } from "../output.js";
@@ -192,7 +197,7 @@ async function prunable(
     const apiVersion = apiVersionOf(kind);
     const list = await client.list(apiVersion, kind.kind, {
       namespace,
-      labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY},app.kubernetes.io/instance=${name}`,
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${INSTANCE_LABEL}=${name}`,
     });
     for (const obj of list.items) {
       const objName = obj.metadata?.name ?? "";

@@ -2,7 +2,7 @@
 // ~/.kube/config, or the in-cluster service account), until SIGTERM or SIGINT.
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
-import { runOperator } from "../../controllers/operator.js";
+import { runOperator } from "../../controllers/index.js";
 
 interface OperatorFlags {
   kubeconfig?: string;

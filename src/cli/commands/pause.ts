@@ -2,9 +2,9 @@
 // nothing on the platform (it still reports status, with Progressing=False reason Paused).
 import { Command } from "commander";
 import { summaryOf } from "./catalog.js";
-import type { OntoPlatform } from "../../api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
 import type { KubeClient } from "../../kube/index.js";
-import { PLATFORM_REF, connect, getPlatform, withConnectionFlags, type ConnectionFlags } from "../kube.js";
+import { connect, getPlatform, withConnectionFlags, type ConnectionFlags } from "../kube.js";
 import { paletteFor } from "../output.js";
 
 /** Merge-patches spec.paused; returns the platform as the API server wrote it. */

@@ -5,11 +5,10 @@
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
 import { Document, stringify } from "yaml";
-import { resolveSpec } from "../../api/index.js";
+import { resolveSpec, validateYamlStream } from "../../api/index.js";
 import type { OntoPlatformSpec } from "../../api/index.js";
-import { validateYamlStream } from "../../api/documents.js";
 import { releaseFor } from "../../release/index.js";
-import { renderPlatform } from "../../render/index.js";
+import { OPTIONAL_APIS, capabilitiesFrom, optionalApi, renderPlatform } from "../../render/index.js";
 import type { Capabilities, RenderedObject } from "../../render/index.js";
 import { InputTooLargeError, readManifest } from "../input.js";
 
@@ -18,8 +17,11 @@ export const SECRET_PLACEHOLDER = "generated-in-cluster";
 /** Stand-in for the OntoPlatform's uid, which only the API server assigns. */
 export const UID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000";
 
-export const SERVICE_MONITOR_API = "monitoring.coreos.com/v1";
-export const VPA_API = "autoscaling.k8s.io/v1";
+/** The optional APIs `--api-versions` can name, as group/version. */
+export const OPTIONAL_API_VERSIONS = OPTIONAL_APIS.map((a) => a.apiVersion);
+export const SERVICE_MONITOR_API = optionalApi("serviceMonitor").apiVersion;
+export const VPA_API = optionalApi("verticalPodAutoscaler").apiVersion;
+export const CUSTOM_METRICS_API = optionalApi("customMetrics").apiVersion;
 
 interface RenderOptions {
   filename: string;
@@ -44,10 +46,7 @@ export function renderFile(
   );
   if (problems.length > 0) throw new RenderInputError(problems);
   if (reports.length === 0) throw new RenderInputError(["no OntoPlatform document found"]);
-  const capabilities: Capabilities = {
-    serviceMonitor: options.apiVersions.includes(SERVICE_MONITOR_API),
-    verticalPodAutoscaler: options.apiVersions.includes(VPA_API),
-  };
+  const capabilities: Capabilities = capabilitiesFrom((api) => options.apiVersions.includes(api.apiVersion));
   return reports.flatMap((report) => {
     const doc = report.object as PlatformDocument;
     const spec = resolveSpec(doc.spec);
@@ -100,7 +99,7 @@ export function renderCommand(): Command {
     .option("-n, --namespace <ns>", "namespace for documents without one", undefined)
     .option(
       "-a, --api-versions <group/version...>",
-      `optional APIs to assume the cluster serves (${SERVICE_MONITOR_API}, ${VPA_API})`,
+      `optional APIs to assume the cluster serves (${OPTIONAL_API_VERSIONS.join(", ")})`,
       [],
     )
     .action((opts: RenderOptions) => {

@@ -6,7 +6,7 @@
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
 import type { OntoPlatform, PlatformPhase } from "../../api/index.js";
-import { PLATFORM_PHASES } from "../../api/index.js";
+import { CONDITION, PLATFORM_PHASES, REASON } from "../../api/index.js";
 import type { KubeClient, KubeObject } from "../../kube/index.js";
 import { connect, getPlatform, withConnectionFlags, type ConnectionFlags } from "../kube.js";
 import { outputOption, paletteFor, structured, type OutputFormat, type Palette } from "../output.js";
@@ -70,14 +70,14 @@ export function untilOutcome(
   }
   const failedCondition = status.conditions?.find(
     (c) =>
-      c.type === "Upgrading" &&
-      c.reason === "UpgradeFailed" &&
+      c.type === CONDITION.Upgrading &&
+      c.reason === REASON.UpgradeFailed &&
       (c.observedGeneration === undefined || c.observedGeneration === platform.metadata.generation),
   );
   if (failedCondition) return { code: 1, message: `UpgradeFailed: ${failedCondition.message}` };
   if (status.phase === until) return { code: 0, message: `phase ${until}` };
   if (status.phase === "Error") {
-    const degraded = status.conditions?.find((c) => c.type === "Degraded" && c.status === "True");
+    const degraded = status.conditions?.find((c) => c.type === CONDITION.Degraded && c.status === "True");
     return {
       code: 1,
       message: `phase Error${degraded ? `: ${degraded.reason}: ${degraded.message}` : ""}`,

@@ -3,17 +3,14 @@
 // VERSION (exit 0) or the upgrade fails (exit 1, with the failure).
 import { Command } from "commander";
 import { summaryOf } from "./catalog.js";
-import type { OntoPlatform } from "../../api/index.js";
-import { FORCE_ANNOTATION, RETRY_ANNOTATION } from "../../controllers/upgrade/index.js";
+import { CONDITION, PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
 import type { KubeClient } from "../../kube/index.js";
-import { pathRefusal } from "../../controllers/upgrade/plan.js";
-import { refusedRollback } from "../../controllers/upgrade/points-of-no-return.js";
+import { FORCE_ANNOTATION, RETRY_ANNOTATION, pathRefusal, refusedRollback } from "../../controllers/index.js";
 import { resolveSpec, enabledComponents } from "../../api/index.js";
 import { KNOWN_VERSIONS } from "../../release/index.js";
 import { clusterCatalog } from "../releases.js";
 import {
   EnvironmentError,
-  PLATFORM_REF,
   connect,
   getPlatform,
   withConnectionFlags,
@@ -43,7 +40,7 @@ export interface UpgradeProgress {
 function upgradingCondition(platform: OntoPlatform) {
   return platform.status?.conditions?.find(
     (c) =>
-      c.type === "Upgrading" &&
+      c.type === CONDITION.Upgrading &&
       (c.observedGeneration === undefined || c.observedGeneration === platform.metadata.generation),
   );
 }

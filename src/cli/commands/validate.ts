@@ -5,9 +5,7 @@
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
 import pc from "picocolors";
-import { validateYamlStream } from "../../api/documents.js";
-import type { DocumentReport } from "../../api/documents.js";
-import type { ValidationIssue } from "../../api/validate.js";
+import { validateYamlStream, type DocumentReport, type ValidationIssue } from "../../api/index.js";
 import { InputTooLargeError, readManifest } from "../input.js";
 import type { KubeClient } from "../../kube/index.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { diagnoseCrashLoop, dependenciesOf, type DiagnosisLookups } from "./crashloop.js";
-import type { PodView } from "./kube-views.js";
+import type { PodView } from "../shared/kube-views.js";
 
 function pod(): PodView {
   return {

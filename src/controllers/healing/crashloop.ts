@@ -3,12 +3,16 @@
 // would check: a ConfigMap or Secret the pod references that does not exist, a backing service
 // (Postgres, Kafka, Redis, MinIO, Nessie, Temporal) that is not Ready, else the exit code and
 // termination message of the last run. Pure: lookups come in as functions over the caches.
-import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "../../render/endpoints.js";
-import type { ContainerStatus, ContainerView, PodView } from "./kube-views.js";
+import { REASON, type Reason } from "../../api/index.js";
+import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "../../render/index.js";
+import type { ContainerStatus, ContainerView, PodView } from "../shared/kube-views.js";
 
 export const CRASH_LOOP = "CrashLoopBackOff";
 
-export type CrashReason = "MissingSecret" | "MissingConfigMap" | "DependencyNotReady" | "ContainerExited";
+export type CrashReason = Extract<
+  Reason,
+  "MissingSecret" | "MissingConfigMap" | "DependencyNotReady" | "ContainerExited"
+>;
 
 export interface CrashDiagnosis {
   reason: CrashReason;
@@ -146,7 +150,7 @@ export function diagnoseCrashLoop(
     const list = missing.map((r) => `${r.kind} ${r.name} (${r.where})`).join(", ");
     return {
       ...base,
-      reason: first.kind === "Secret" ? "MissingSecret" : "MissingConfigMap",
+      reason: first.kind === "Secret" ? REASON.MissingSecret : REASON.MissingConfigMap,
       message: `${prefix}: it references ${list}, which does not exist`,
     };
   }
@@ -156,13 +160,13 @@ export function diagnoseCrashLoop(
   if (notReady.length > 0) {
     return {
       ...base,
-      reason: "DependencyNotReady",
+      reason: REASON.DependencyNotReady,
       message: `${prefix}: it depends on ${notReady.map((d) => `${d.dep} (${d.problem})`).join(", ")}, not Ready`,
     };
   }
   return {
     ...base,
-    reason: "ContainerExited",
+    reason: REASON.ContainerExited,
     message: `${prefix}: no missing reference or dependency found`,
   };
 }

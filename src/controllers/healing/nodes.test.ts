@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { rateLimited, withinWindow } from "./guard.js";
-import type { NodeView } from "./kube-views.js";
+import type { NodeView } from "../shared/kube-views.js";
 import {
   assessNodeLoss,
   createdAfter,

@@ -1,7 +1,7 @@
 // Node facts for healing: which nodes are NotReady and since when, which pressure conditions a
 // node reports, which nodes make up the platform's pool, and whether a lost node is one node
 // failing or the cluster (or its network) failing. Pure functions of the Node objects and the clock.
-import type { NodeCondition, NodeView, Taint } from "./kube-views.js";
+import type { NodeCondition, NodeView, Taint } from "../shared/kube-views.js";
 
 export const PRESSURE_CONDITIONS = ["MemoryPressure", "DiskPressure", "PIDPressure"] as const;
 

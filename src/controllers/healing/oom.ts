@@ -5,7 +5,8 @@
 //
 // Pure: the healer passes in what it read from the caches and the clock, and applies the answer.
 import { Quantity, type MemoryOverride } from "../../api/index.js";
-import type { ContainerStatus, PodView } from "./kube-views.js";
+import { metaTime } from "../../runtime/index.js";
+import type { ContainerStatus, PodView } from "../shared/kube-views.js";
 
 export const OOM_KILLED = "OOMKilled";
 
@@ -102,7 +103,7 @@ export function planMemoryRaise(input: OomInput): OomDecision {
     override: {
       memoryLimit: raised,
       ...(memoryRequest ? { memoryRequest } : {}),
-      raisedAt: now.toISOString().replace(/\.\d{3}Z$/, "Z"),
+      raisedAt: metaTime(now),
       raises: (override?.raises ?? 0) + 1,
       atCap,
     },

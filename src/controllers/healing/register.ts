@@ -2,19 +2,26 @@
 // platform controller), keyed by OntoPlatform, woken by its platform pods (the shared Pod
 // informer of the scope, mapped to their platform by the instance and managed-by labels) and by changes in
 // node health (Ready, pressure conditions, taints), mapped to the platforms with pods on the node.
-import { GROUP, KIND, VERSION } from "../../api/index.js";
+import { PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
 import type { KubeClient, KubeObject } from "../../kube/index.js";
-import type { InformerSource, Logger, Manager, Predicate, Store } from "../../runtime/index.js";
-import type { ActionRecorder } from "../actions.js";
+import {
+  reconcileObjects,
+  type InformerSource,
+  type Logger,
+  type Manager,
+  type Predicate,
+  type ReadonlyStore,
+} from "../../runtime/index.js";
+import type { ActionRecorder } from "../shared/actions.js";
 import { Healer, platformKeyOfPod } from "./healer.js";
-import type { NodeView } from "./kube-views.js";
+import type { NodeView } from "../shared/kube-views.js";
 import { HealingMetrics } from "./metrics.js";
 
 export interface HealerRegistration {
   client: KubeClient;
   /** Watched namespaces; [""] for all. */
   namespaces: string[];
-  cache: (kind: { apiVersion: string; kind: string }, namespace: string) => Store<KubeObject>;
+  cache: (kind: { apiVersion: string; kind: string }, namespace: string) => ReadonlyStore<KubeObject>;
   actions: ActionRecorder;
   logger: Logger;
   requestReconcile: (key: string) => void;
@@ -41,9 +48,9 @@ export function registerHealer(manager: Manager, reg: HealerRegistration): Heale
     ...(namespace ? { namespace } : {}),
   });
   const scoped = reg.namespaces.filter(Boolean);
-  const podStore = (namespace: string): Store<KubeObject> =>
-    manager.informers.informer(podSource(scoped.length > 0 ? namespace : "")).store;
-  const nodeStore = (): Store<KubeObject> => manager.informers.informer(NODE_SOURCE).store;
+  const podStore = (namespace: string): ReadonlyStore<KubeObject> =>
+    manager.cache(podSource(scoped.length > 0 ? namespace : ""));
+  const nodeStore = (): ReadonlyStore<KubeObject> => manager.cache(NODE_SOURCE);
   const healer = new Healer({
     client: reg.client,
     cache: reg.cache,
@@ -56,9 +63,10 @@ export function registerHealer(manager: Manager, reg: HealerRegistration): Heale
   });
   for (const namespace of scoped.length > 0 ? scoped : [""]) {
     const pods = podSource(namespace);
+    const platforms = { ...PLATFORM_REF, ...(namespace ? { namespace } : {}) };
     manager.addController({
       name: namespace ? `healer-${namespace}` : "healer",
-      for: { apiVersion: `${GROUP}/${VERSION}`, kind: KIND, ...(namespace ? { namespace } : {}) },
+      for: platforms,
       watches: [
         { source: pods, map: (pod) => [platformKeyOfPod(pod)].filter((k): k is string => k !== undefined) },
         {
@@ -77,7 +85,10 @@ export function registerHealer(manager: Manager, reg: HealerRegistration): Heale
       ],
       maxConcurrentReconciles: 1,
       resyncPeriodMs: 5 * 60_000,
-      reconciler: healer,
+      reconcileIdPrefix: "heal-",
+      reconciler: reconcileObjects<OntoPlatform>(manager.cache(platforms), (p, request) =>
+        healer.reconcile(p, request),
+      ),
     });
   }
   return healer;

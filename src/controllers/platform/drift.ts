@@ -10,25 +10,12 @@
 // Written by hand: server-side apply's own dry run answers the same question, but costs a request
 // per object per reconcile, and a no-op reconcile must send none.
 import { createHash } from "node:crypto";
-import { Quantity } from "../../api/quantity.js";
+import { Quantity } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import type { RenderedObject } from "../../render/index.js";
+import { canonical } from "../../runtime/index.js";
 
 export const APPLIED_HASH_ANNOTATION = "onto.paas/applied-hash";
-
-/** `value` with object keys sorted, deeply: equal content gives equal JSON. */
-export function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = canonical(v);
-    }
-    return out;
-  }
-  return value;
-}
 
 /** Stable hash of an object's content (key order does not matter). */
 export function contentHash(obj: unknown): string {

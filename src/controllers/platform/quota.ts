@@ -2,7 +2,7 @@
 // a tenant whose quota is too small sees pods silently missing (the ReplicaSet controller retries
 // and records FailedCreate on the ReplicaSet, which nobody reads); with it the OntoPlatform says
 // which quota key is exceeded and by how much. Pure: a function of the rendered objects.
-import { Quantity } from "../../api/index.js";
+import { Quantity, REASON } from "../../api/index.js";
 import type { RenderedObject } from "../../render/index.js";
 import type { SpecProblem } from "./status.js";
 
@@ -82,7 +82,7 @@ export function quotaProblems(
     if (used > amount(hard)) {
       problems.push({
         field: `spec.tenancy.resourceQuota["${key}"]`,
-        reason: "QuotaExceeded",
+        reason: REASON.QuotaExceeded,
         message: `the platform's workloads need ${format(where.resource, used)} of ${key}, the quota allows ${hard}; raise the quota or lower replicas/resources`,
       });
     }

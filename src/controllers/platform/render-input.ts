@@ -1,36 +1,26 @@
 // How the operator turns an OntoPlatform and what the cluster holds into render's input. Shared
 // by the reconciler (reading its caches) and by `onto diff` (reading the cluster directly), so
 // both render exactly the same objects for the same platform.
-import type { OntoPlatform, ResolvedSpec } from "../../api/index.js";
+import { randomBytes } from "node:crypto";
+import { INSTANCE_LABEL, type OntoPlatform, type ResolvedSpec } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import type { ReleaseCatalog } from "../../release/index.js";
 import {
   GENERATED_SECRET_LABEL,
-  MANAGED_KINDS,
   renderPlatform,
   type Capabilities,
   type ExistingSecrets,
-  type ManagedKind,
   type RenderedObject,
   type SecretGenerator,
   type UpgradeStep,
 } from "../../render/index.js";
 
-export const INSTANCE_LABEL = "app.kubernetes.io/instance";
-
-export function apiVersionOf(kind: ManagedKind): string {
-  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
-}
-
-/** The managed kinds a cluster with `capabilities` serves (optional ones only when discovered). */
-export function servedKinds(capabilities: Capabilities): ManagedKind[] {
-  return MANAGED_KINDS.filter(
-    (k) =>
-      !k.optional ||
-      (k.kind === "ServiceMonitor" && capabilities.serviceMonitor) ||
-      (k.kind === "VerticalPodAutoscaler" && capabilities.verticalPodAutoscaler),
-  );
-}
+/** 32 characters from a URL-safe alphabet; `length` caps it for keys that need fewer. */
+export const randomSecret: SecretGenerator = ({ length }) =>
+  randomBytes(Math.ceil((length * 3) / 4) + 3)
+    .toString("base64url")
+    .replace(/[-_]/g, "x")
+    .slice(0, length);
 
 /** Decoded values of `platformName`'s generated Secrets among `secrets` (others are ignored). */
 export function decodeGeneratedSecrets(
@@ -74,6 +64,7 @@ export function renderFor(
     releaseOf: (version) => ctx.releases.releaseFor(version),
     capabilities: ctx.capabilities,
     overrides: platform.status?.healing?.memoryOverrides ?? {},
+    vertical: platform.status?.verticalScaling ?? {},
     ...(ctx.upgrade ? { upgrade: ctx.upgrade } : {}),
     existingSecrets: ctx.existingSecrets,
     generateSecret: ctx.generateSecret,

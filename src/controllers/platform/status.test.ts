@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { COMPONENTS, enabledComponents, resolveSpec, type OntoPlatformStatus } from "../../api/index.js";
-import { computeStatus, type StatusInput, type WorkloadView } from "./status.js";
+import { computeStatus, type StatusInput, type ComponentWorkload } from "./status.js";
 
 const spec = resolveSpec({ version: "1.5.0" });
 const T0 = new Date("2026-11-30T10:00:00Z");
 const T1 = new Date("2026-11-30T10:05:00Z");
 
 /** Every enabled component's workload, all Ready, except those in `notReady`. */
-function workloads(notReady: string[] = []): Map<string, WorkloadView> {
-  const map = new Map<string, WorkloadView>();
+function workloads(notReady: string[] = []): Map<string, ComponentWorkload> {
+  const map = new Map<string, ComponentWorkload>();
   for (const c of enabledComponents(spec)) {
     const ready = notReady.includes(c.name) ? 0 : 2;
     map.set(c.name, {

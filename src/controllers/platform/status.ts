@@ -6,29 +6,24 @@ import {
   enabledComponents,
   componentSpec,
   COMPONENTS,
+  CONDITION,
+  REASON,
+  VERSION_LABEL,
   type ComponentState,
   type Condition,
+  type ConditionType,
   type OntoPlatformStatus,
   type Plane,
   type PlaneState,
   type PlatformPhase,
+  type Reason,
   type ResolvedSpec,
 } from "../../api/index.js";
 import { setCondition } from "../../runtime/index.js";
+import type { WorkloadStatus } from "../shared/kube-views.js";
 
-/** The fields of a Deployment or StatefulSet the status reads. */
-/** The status fields of a Deployment or StatefulSet the operator reads. */
-export interface WorkloadStatus {
-  observedGeneration?: number;
-  replicas?: number;
-  readyReplicas?: number;
-  updatedReplicas?: number;
-  availableReplicas?: number;
-  currentRevision?: string;
-  updateRevision?: string;
-}
-
-export interface WorkloadView {
+/** What the status reads of a component's Deployment or StatefulSet. */
+export interface ComponentWorkload {
   kind: "Deployment" | "StatefulSet";
   generation?: number;
   labels?: Record<string, string>;
@@ -41,7 +36,7 @@ export interface WorkloadView {
 /** Something the spec asks for that the operator cannot realise, named by its field. */
 export interface SpecProblem {
   field: string;
-  reason: string;
+  reason: Reason;
   message: string;
 }
 
@@ -50,7 +45,7 @@ export interface StatusInput {
   generation: number;
   previous: OntoPlatformStatus | undefined;
   /** Workloads by component name (absent: not created yet). */
-  workloads: ReadonlyMap<string, WorkloadView>;
+  workloads: ReadonlyMap<string, ComponentWorkload>;
   /** Apply or prune failures of this reconcile, one line each. */
   applyErrors: string[];
   problems: SpecProblem[];
@@ -60,12 +55,10 @@ export interface StatusInput {
   now: Date;
 }
 
-const VERSION_LABEL = "app.kubernetes.io/version";
-
 function componentState(
   name: string,
   desiredFromSpec: number,
-  workload: WorkloadView | undefined,
+  workload: ComponentWorkload | undefined,
 ): ComponentState {
   if (!workload) return { ready: 0, desired: desiredFromSpec, phase: "Pending", message: "not created yet" };
   const desired = workload.spec?.replicas ?? desiredFromSpec;
@@ -101,11 +94,11 @@ function planeState(states: ComponentState[]): PlaneState {
 }
 
 function condition(
-  type: string,
+  type: ConditionType,
   status: "True" | "False",
-  reason: string,
+  reason: Reason,
   message: string,
-): { type: string; status: "True" | "False"; reason: string; message: string } {
+): { type: ConditionType; status: "True" | "False"; reason: Reason; message: string } {
   return { type, status, reason, message };
 }
 
@@ -151,40 +144,61 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   const problemMessage = input.problems.map((p) => `${p.field}: ${p.message}`).join("; ");
   if (allReady)
     set(
-      condition("Available", "True", "AllComponentsReady", `${readyCount}/${states.length} components ready`),
+      condition(
+        CONDITION.Available,
+        "True",
+        REASON.AllComponentsReady,
+        `${readyCount}/${states.length} components ready`,
+      ),
     );
   else
     set(
       condition(
-        "Available",
+        CONDITION.Available,
         "False",
-        "ComponentsNotReady",
+        REASON.ComponentsNotReady,
         `${readyCount}/${states.length} components ready; waiting for ${notReady.map(([n]) => n).join(", ")}`,
       ),
     );
 
   if (input.paused)
-    set(condition("Progressing", "False", "Paused", "spec.paused is true: the operator changes nothing"));
+    set(
+      condition(
+        CONDITION.Progressing,
+        "False",
+        REASON.Paused,
+        "spec.paused is true: the operator changes nothing",
+      ),
+    );
   else if (input.changed > 0)
-    set(condition("Progressing", "True", "Applied", `applied ${input.changed} change(s) to the cluster`));
+    set(
+      condition(
+        CONDITION.Progressing,
+        "True",
+        REASON.Applied,
+        `applied ${input.changed} change(s) to the cluster`,
+      ),
+    );
   else if (!allReady)
     set(
       condition(
-        "Progressing",
+        CONDITION.Progressing,
         "True",
-        "WaitingForComponents",
+        REASON.WaitingForComponents,
         notReady
           .map(([, s]) => s.message ?? "")
           .filter(Boolean)
           .join("; "),
       ),
     );
-  else set(condition("Progressing", "False", "ReconcileComplete", "the cluster matches the spec"));
+  else
+    set(condition(CONDITION.Progressing, "False", REASON.ReconcileComplete, "the cluster matches the spec"));
 
-  if (input.applyErrors.length > 0) set(condition("Degraded", "True", "ApplyFailed", errorMessage));
-  else if (input.problems.length > 0)
-    set(condition("Degraded", "True", input.problems[0]?.reason ?? "SpecNotRealisable", problemMessage));
-  else set(condition("Degraded", "False", "AsExpected", "no problem found"));
+  if (input.applyErrors.length > 0)
+    set(condition(CONDITION.Degraded, "True", REASON.ApplyFailed, errorMessage));
+  else if (input.problems[0])
+    set(condition(CONDITION.Degraded, "True", input.problems[0].reason, problemMessage));
+  else set(condition(CONDITION.Degraded, "False", REASON.AsExpected, "no problem found"));
 
   const wasRunning =
     previous?.phase === "Running" || previous?.phase === "Degraded" || previous?.phase === "Upgrading";
@@ -212,6 +226,7 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   return {
     ...(previous?.upgrade ? { upgrade: previous.upgrade } : {}),
     ...(previous?.healing ? { healing: previous.healing } : {}),
+    ...(previous?.verticalScaling ? { verticalScaling: previous.verticalScaling } : {}),
     phase,
     ...(version ? { version } : {}),
     observedGeneration: input.generation,

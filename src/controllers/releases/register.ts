@@ -2,9 +2,15 @@
 // objects (when the CRD is served), the live catalog built from it, the controller that writes
 // each object's Accepted condition, and the watch that re-reconciles platforms when releases
 // change (a version that appears lets a platform waiting on UnknownRelease go on).
-import { API_VERSION, RELEASE_KIND } from "../../api/index.js";
+import { API_VERSION, RELEASE_KIND, type OntoRelease } from "../../api/index.js";
 import type { KubeClient, KubeObject } from "../../kube/index.js";
-import { generationChanged, type Logger, type Manager, type WatchSpec } from "../../runtime/index.js";
+import {
+  generationChanged,
+  reconcileObjects,
+  type Logger,
+  type Manager,
+  type WatchSpec,
+} from "../../runtime/index.js";
 import { LiveReleaseCatalog } from "./live-catalog.js";
 import { RELEASE_REF, ReleaseStatusReconciler } from "./status.js";
 
@@ -31,6 +37,7 @@ export async function registerReleases(
   const catalog = new LiveReleaseCatalog(informer.store);
   const invalidate = (): void => catalog.invalidate();
   informer.on({ add: invalidate, update: invalidate, delete: invalidate });
+  const statusWriter = new ReleaseStatusReconciler({ client: deps.client, catalog });
   const allReleases = (): string[] => informer.store.list().map((r: KubeObject) => r.metadata?.name ?? "");
   manager.addController({
     name: "ontorelease",
@@ -38,7 +45,9 @@ export async function registerReleases(
     // One object's change can change another's verdict (a conflict appears or goes): look at all.
     watches: [{ source, map: allReleases, predicates: [generationChanged] }],
     predicates: [generationChanged],
-    reconciler: new ReleaseStatusReconciler({ client: deps.client, store: informer.store, catalog }),
+    reconciler: reconcileObjects<KubeObject & OntoRelease>(manager.cache(source), (release, request) =>
+      statusWriter.reconcile(release, request),
+    ),
   });
   return {
     catalog,

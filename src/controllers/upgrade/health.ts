@@ -2,49 +2,15 @@
 // in the informer caches. Pure functions of those objects and the clock, so each rule is tested
 // without a cluster. A pod that restarts, is OOM-killed or cannot pull its image fails at once; a
 // pod that is merely not Ready yet is given until the step's timeout.
-import type { KubeObject } from "../../kube/index.js";
-import type { WorkloadStatus } from "../platform/status.js";
-
-interface Terminated {
-  exitCode?: number;
-  reason?: string;
-  message?: string;
-}
-
-export interface ContainerStatus {
-  name: string;
-  ready?: boolean;
-  restartCount?: number;
-  state?: { waiting?: { reason?: string; message?: string }; terminated?: Terminated; running?: object };
-  lastState?: { terminated?: Terminated };
-}
-
-export interface PodObject extends KubeObject {
-  spec?: { containers?: { name: string; image?: string }[] };
-  status?: {
-    phase?: string;
-    reason?: string;
-    message?: string;
-    conditions?: {
-      type: string;
-      status: string;
-      lastTransitionTime?: string;
-      reason?: string;
-      message?: string;
-    }[];
-    containerStatuses?: ContainerStatus[];
-    initContainerStatuses?: ContainerStatus[];
-  };
-}
-
-export interface WorkloadObject extends KubeObject {
-  spec?: {
-    replicas?: number;
-    updateStrategy?: { rollingUpdate?: { partition?: number } };
-    template?: { spec?: { containers?: { name: string; image?: string }[] } };
-  };
-  status?: WorkloadStatus;
-}
+import {
+  REVISION_LABEL,
+  isPodReady,
+  isTerminating,
+  podCondition,
+  type ContainerTermination,
+  type PodView,
+  type WorkloadView,
+} from "../shared/kube-views.js";
 
 /** Why a pod of the new version is judged bad, from its own state. */
 export interface Fault {
@@ -64,28 +30,21 @@ const HOPELESS_WAITING = new Set([
   "RunContainerError",
 ]);
 
-/** StatefulSet pods carry the revision they were created from in this label. */
-export const REVISION_LABEL = "controller-revision-hash";
-
-export function isTerminating(pod: KubeObject): boolean {
-  return Boolean(pod.metadata?.deletionTimestamp);
-}
-
 export function runsImage(obj: { spec?: { containers?: { image?: string }[] } } | undefined, image: string) {
   return (obj?.spec?.containers ?? []).some((c) => c.image === image);
 }
 
-export function templateRuns(workload: WorkloadObject | undefined, image: string): boolean {
+export function templateRuns(workload: WorkloadView | undefined, image: string): boolean {
   return runsImage(workload?.spec?.template, image);
 }
 
-function exitText(t: Terminated): string {
+function exitText(t: ContainerTermination): string {
   const code = t.exitCode !== undefined ? `exited with code ${t.exitCode}` : "exited";
   return `${code}${t.reason ? ` (${t.reason})` : ""}${t.message ? `: ${t.message.trim()}` : ""}`;
 }
 
 /** A fault that fails the step now: a restart, an OOM kill, an image that cannot be pulled. */
-export function podFault(pod: PodObject): Fault | undefined {
+export function podFault(pod: PodView): Fault | undefined {
   const name = pod.metadata?.name ?? "?";
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   for (const cs of statuses) {
@@ -119,26 +78,18 @@ export function podFault(pod: PodObject): Fault | undefined {
   return undefined;
 }
 
-function readyCondition(pod: PodObject) {
-  return pod.status?.conditions?.find((c) => c.type === "Ready");
-}
-
-export function isReady(pod: PodObject): boolean {
-  return readyCondition(pod)?.status === "True";
-}
-
 /** When the pod became Ready (ms since the epoch); undefined while it is not Ready. */
-export function readySince(pod: PodObject): number | undefined {
-  const ready = readyCondition(pod);
+export function readySince(pod: PodView): number | undefined {
+  const ready = podCondition(pod, "Ready");
   if (ready?.status !== "True") return undefined;
   const at = Date.parse(ready.lastTransitionTime ?? "");
   return Number.isNaN(at) ? 0 : at;
 }
 
 /** Why a pod is not Ready, for a person: "pod x: Running, Ready=False (ContainersNotReady)". */
-export function notReadyText(pod: PodObject): string {
-  const ready = readyCondition(pod);
-  const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+export function notReadyText(pod: PodView): string {
+  const ready = podCondition(pod, "Ready");
+  const scheduled = podCondition(pod, "PodScheduled");
   const name = pod.metadata?.name ?? "?";
   if (scheduled?.status === "False") {
     return `pod ${name} is not scheduled (${scheduled.reason ?? "?"}${scheduled.message ? `: ${scheduled.message}` : ""})`;
@@ -150,12 +101,12 @@ export function notReadyText(pod: PodObject): string {
 }
 
 /** The controller has seen the workload's latest spec. */
-export function observed(workload: WorkloadObject): boolean {
+export function observed(workload: WorkloadView): boolean {
   return (workload.status?.observedGeneration ?? 0) >= (workload.metadata?.generation ?? 0);
 }
 
 /** A Deployment runs `image` on every replica, all Ready, and no pod of another template is left. */
-export function deploymentRolledOut(dep: WorkloadObject | undefined, image: string): boolean {
+export function deploymentRolledOut(dep: WorkloadView | undefined, image: string): boolean {
   if (!dep || !observed(dep) || !templateRuns(dep, image)) return false;
   const desired = dep.spec?.replicas ?? 1;
   const s = dep.status ?? {};
@@ -169,10 +120,10 @@ export function deploymentRolledOut(dep: WorkloadObject | undefined, image: stri
 
 /** The pods of a StatefulSet by ordinal (0..replicas-1), undefined where a pod is missing. */
 export function statefulSetPods(
-  sts: WorkloadObject,
-  pods: readonly PodObject[],
+  sts: WorkloadView,
+  pods: readonly PodView[],
   replicas: number,
-): (PodObject | undefined)[] {
+): (PodView | undefined)[] {
   const name = sts.metadata?.name ?? "";
   return Array.from({ length: replicas }, (_, i) =>
     pods.find((p) => p.metadata?.name === `${name}-${i}` && !isTerminating(p)),
@@ -181,9 +132,9 @@ export function statefulSetPods(
 
 /** Every pod of the StatefulSet is on its update revision, runs `image` and is Ready; no partition. */
 export function statefulSetRolledOut(
-  sts: WorkloadObject | undefined,
+  sts: WorkloadView | undefined,
   image: string,
-  pods: readonly PodObject[],
+  pods: readonly PodView[],
 ): boolean {
   if (!sts || !observed(sts) || !templateRuns(sts, image)) return false;
   if ((sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0) !== 0) return false;
@@ -191,7 +142,7 @@ export function statefulSetRolledOut(
   if (!s.updateRevision || s.currentRevision !== s.updateRevision) return false;
   const replicas = sts.spec?.replicas ?? 1;
   return statefulSetPods(sts, pods, replicas).every(
-    (p) => p !== undefined && p.metadata?.labels?.[REVISION_LABEL] === s.updateRevision && isReady(p),
+    (p) => p !== undefined && p.metadata?.labels?.[REVISION_LABEL] === s.updateRevision && isPodReady(p),
   );
 }
 
@@ -201,16 +152,16 @@ export function statefulSetRolledOut(
  * (a known StatefulSet limitation), so the upgrade deletes it and it comes back on the reverted one.
  */
 export function stuckStatefulSetPods(
-  sts: WorkloadObject | undefined,
+  sts: WorkloadView | undefined,
   image: string,
-  pods: readonly PodObject[],
-): PodObject[] {
+  pods: readonly PodView[],
+): PodView[] {
   if (!sts || !observed(sts) || !templateRuns(sts, image)) return [];
   const revision = sts.status?.updateRevision;
   if (!revision) return [];
   const replicas = sts.spec?.replicas ?? 1;
   return statefulSetPods(sts, pods, replicas).filter(
-    (p): p is PodObject =>
-      p !== undefined && p.metadata?.labels?.[REVISION_LABEL] !== revision && !isReady(p),
+    (p): p is PodView =>
+      p !== undefined && p.metadata?.labels?.[REVISION_LABEL] !== revision && !isPodReady(p),
   );
 }

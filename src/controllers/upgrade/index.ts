@@ -1,4 +1,5 @@
-// Upgrades (issue 6): the orchestrator the platform reconciler calls through PlatformHooks.
+// Upgrades (issue 6): the orchestrator the platform reconciler calls through PlatformHooks, and
+// the rule on which version changes are safe (also what `onto upgrade` checks before it writes).
 export {
   FORCE_ANNOTATION,
   POD,
@@ -7,3 +8,5 @@ export {
   podUnderUpgrade,
 } from "./orchestrator.js";
 export type { UpgradeOrchestratorDeps } from "./orchestrator.js";
+export { pathRefusal } from "./plan.js";
+export { refusedRollback } from "./points-of-no-return.js";

@@ -27,11 +27,13 @@ export class UpgradeMetrics {
     const name = "onto_upgrade_forward_fix";
     // Shared like the others: the gauge registered first on this registry is the one used.
     this.waiting =
-      (registry.getSingleMetric(name) as Gauge<"namespace" | "platform"> | undefined) ??
+      (registry.getSingleMetric(name) as Gauge<"platform_namespace" | "platform"> | undefined) ??
       new Gauge({
         name,
         help: "1 while a platform's upgrade failed past a point of no return and waits for a forward fix (not rolled back).",
-        labelNames: ["namespace", "platform"],
+        // Not `namespace`: Prometheus sets that label to the scraped target's (the operator's)
+        // namespace and renames a scraped one to exported_namespace.
+        labelNames: ["platform_namespace", "platform"],
         registers: [registry],
       });
   }
@@ -43,7 +45,7 @@ export class UpgradeMetrics {
 
   /** Whether `platform` waits for a forward fix (set on every decision, so a restart reports it again). */
   forwardFix(platform: OntoPlatform, waiting: boolean): void {
-    const labels = { namespace: platform.metadata.namespace, platform: platform.metadata.name };
+    const labels = { platform_namespace: platform.metadata.namespace, platform: platform.metadata.name };
     if (waiting) this.waiting.set(labels, 1);
     else this.waiting.remove(labels);
   }

@@ -9,6 +9,12 @@
 // goes on until the component is back.
 import {
   COMPONENTS,
+  INSTANCE_LABEL,
+  NAME_LABEL,
+  PLATFORM_REF,
+  CONDITION,
+  REASON,
+  VERSION_LABEL,
   componentByName,
   componentSpec,
   enabledComponents,
@@ -21,12 +27,12 @@ import {
 import type { KubeObject } from "../../kube/index.js";
 import { PRODUCT_CATALOG, type ImageSource, type ReleaseCatalog } from "../../release/index.js";
 import { TRACK_LABEL, canaryName, type ComponentRollout, type UpgradeStep } from "../../render/index.js";
-import type { Store } from "../../runtime/index.js";
+import { CacheNotSyncedError, metaTime, type ReadonlyStore } from "../../runtime/index.js";
 import type { Registry } from "prom-client";
-import type { PlatformHooks, UpgradeDecision } from "../platform/reconciler.js";
+import type { PlatformHooks, UpgradeDecision } from "../shared/upgrade-decision.js";
+import { isTerminating, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import {
   deploymentRolledOut,
-  isTerminating,
   notReadyText,
   podFault,
   readySince,
@@ -36,8 +42,6 @@ import {
   stuckStatefulSetPods,
   templateRuns,
   type Fault,
-  type PodObject,
-  type WorkloadObject,
 } from "./health.js";
 import { UpgradeMetrics, type UpgradeResult } from "./metrics.js";
 import { imageAt, imageSource, pathFor, planUpgrade } from "./plan.js";
@@ -51,20 +55,16 @@ export const FORCE_ANNOTATION = "onto.paas/force-upgrade";
 /** While waiting for pods, look again this often even without a watch event. */
 const POLL_MS = 2_000;
 const BLOCKED_RECHECK_MS = 15_000;
-const INSTANCE_LABEL = "app.kubernetes.io/instance";
-const NAME_LABEL = "app.kubernetes.io/name";
-const VERSION_LABEL = "app.kubernetes.io/version";
 const ACTIVE = new Set<UpgradeStatus["phase"]>(["InProgress", "RollingBack"]);
 
 type Ref = { apiVersion: string; kind: string };
 const DEPLOYMENT: Ref = { apiVersion: "apps/v1", kind: "Deployment" };
 const STATEFULSET: Ref = { apiVersion: "apps/v1", kind: "StatefulSet" };
 export const POD: Ref = { apiVersion: "v1", kind: "Pod" };
-const PLATFORM: Ref = { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform" };
 
 export interface UpgradeOrchestratorDeps {
   /** The informer cache of a kind in a namespace (Deployments, StatefulSets, Pods, OntoPlatforms). */
-  cache: (kind: Ref, namespace: string) => Store<KubeObject>;
+  cache: (kind: Ref, namespace: string) => ReadonlyStore<KubeObject>;
   /** Registry for onto_upgrade_duration_seconds and onto_upgrades_total. */
   registry: Registry;
   releases?: ReleaseCatalog | undefined;
@@ -86,10 +86,6 @@ interface Scene {
 /** How a step is going. */
 type Health =
   { state: "done" } | { state: "failed"; fault: Fault } | { state: "waiting"; why: string; inMs?: number };
-
-function iso(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 function workloadRef(c: ComponentInfo): Note["target"] {
   return { apiVersion: "apps/v1", kind: c.kind, name: c.name };
@@ -115,7 +111,14 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     const ns = pod.metadata?.namespace ?? "";
     const name = pod.metadata?.labels?.[INSTANCE_LABEL];
     if (!name) return [];
-    const platform = this.deps.cache(PLATFORM, ns).getByName(ns, name) as OntoPlatform | undefined;
+    let platform: OntoPlatform | undefined;
+    try {
+      platform = this.deps.cache(PLATFORM_REF, ns).getByName(ns, name) as OntoPlatform | undefined;
+    } catch (err) {
+      // Before the platforms are cached, their first list enqueues every one of them anyway.
+      if (err instanceof CacheNotSyncedError) return [];
+      throw err;
+    }
     const phase = platform?.status?.upgrade?.phase;
     return phase && ACTIVE.has(phase) ? [`${ns}/${name}`] : [];
   };
@@ -163,7 +166,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       return {
         condition: {
           status: "False",
-          reason: "UpToDate",
+          reason: REASON.UpToDate,
           message: `every component already runs the image of ${target}`,
         },
       };
@@ -188,18 +191,18 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
           : `upgrade ${path.message ?? ""}: needs force; ${forceHint}`;
       return {
         step: this.holdAt(scene, record, hold),
-        condition: { status: "False", reason: "UpgradeRefused", message },
+        condition: { status: "False", reason: REASON.UpgradeRefused, message },
       };
     }
     // A platform waiting for a forward fix is Degraded by that very failure: the fix may start.
     const fixing = record?.phase === "ForwardFix";
-    const degraded = status.conditions?.find((c) => c.type === "Degraded" && c.status === "True");
+    const degraded = status.conditions?.find((c) => c.type === CONDITION.Degraded && c.status === "True");
     if (!forced && !fixing && (status.phase === "Degraded" || status.phase === "Error" || degraded)) {
       return {
         step: hold(),
         condition: {
           status: "False",
-          reason: "UpgradeBlocked",
+          reason: REASON.UpgradeBlocked,
           message: `not starting ${running} -> ${target} while the platform is ${status.phase ?? "Degraded"}${degraded ? ` (${degraded.reason}: ${degraded.message})` : ""}; ${forceHint}`,
         },
         requeueAfterMs: BLOCKED_RECHECK_MS,
@@ -211,7 +214,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       from: running,
       to: target,
       phase: "InProgress",
-      startedAt: iso(scene.now),
+      startedAt: metaTime(scene.now),
       completedComponents: [],
       planned: Object.fromEntries(plan.map((name) => [name, current.get(name) ?? running])),
       progress: `0/${plan.length}`,
@@ -252,7 +255,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     record: UpgradeStatus,
     c: ComponentInfo,
   ): { record: UpgradeStatus; notes: Note[] } {
-    const point = passedPoint(this.releases, record, c.name, iso(scene.now));
+    const point = passedPoint(this.releases, record, c.name, metaTime(scene.now));
     if (!point) return { record, notes: [] };
     return {
       record: { ...record, pointOfNoReturn: point },
@@ -335,7 +338,11 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
   }
 
   private promote(scene: Scene, record: UpgradeStatus, c: ComponentInfo): UpgradeDecision {
-    const passing = this.passing(scene, { ...record, step: "Rollout", stepStartedAt: iso(scene.now) }, c);
+    const passing = this.passing(
+      scene,
+      { ...record, step: "Rollout", stepStartedAt: metaTime(scene.now) },
+      c,
+    );
     const next = passing.record;
     const soak = scene.spec.upgradeStrategy.soakSeconds;
     return {
@@ -377,7 +384,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     if (scene.spec.version !== record.to) {
       // A new spec.version arrived during the upgrade: this component finished under the old
       // target; re-plan from the versions actually running.
-      const superseded: UpgradeStatus = { ...closed, phase: "Superseded", finishedAt: iso(scene.now) };
+      const superseded: UpgradeStatus = { ...closed, phase: "Superseded", finishedAt: metaTime(scene.now) };
       const note: Note = {
         reason: "UpgradeSuperseded",
         message: `upgrade ${record.from} -> ${record.to} superseded by spec.version ${scene.spec.version} after ${progress} components; planning again from the versions running`,
@@ -412,12 +419,12 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       };
     }
     const seconds = (scene.now.getTime() - Date.parse(record.startedAt)) / 1000;
-    const succeeded: UpgradeStatus = { ...closed, phase: "Succeeded", finishedAt: iso(scene.now) };
+    const succeeded: UpgradeStatus = { ...closed, phase: "Succeeded", finishedAt: metaTime(scene.now) };
     return {
       ...this.finish(scene, record, "succeeded", succeeded),
       condition: {
         status: "False",
-        reason: "UpgradeSucceeded",
+        reason: REASON.UpgradeSucceeded,
         message: `upgraded ${record.from} -> ${record.to} (${planned.length} components) in ${Math.round(seconds)} s`,
       },
       notes: [
@@ -434,13 +441,13 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
   /** The step failed: record why, then roll the component back to the version it ran. */
   private fail(scene: Scene, record: UpgradeStatus, c: ComponentInfo, fault: Fault): UpgradeDecision {
     if (record.pointOfNoReturn) {
-      const fix = forwardFixFor(record, c.name, fault, iso(scene.now), RETRY_ANNOTATION);
+      const fix = forwardFixFor(record, c.name, fault, metaTime(scene.now), RETRY_ANNOTATION);
       const finished = this.finish(scene, record, "forward-fix", fix.record);
       this.metrics.forwardFix(scene.platform, true);
       return {
         ...finished,
         step: this.stepOf(scene, fix.record),
-        condition: { status: "False", reason: "ForwardFixRequired", message: fix.message },
+        condition: { status: "False", reason: REASON.ForwardFixRequired, message: fix.message },
         notes: [
           { reason: "ForwardFixRequired", message: fix.message, target: workloadRef(c), warning: true },
         ],
@@ -450,7 +457,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       ...record,
       phase: "RollingBack",
       step: "Rollback",
-      stepStartedAt: iso(scene.now),
+      stepStartedAt: metaTime(scene.now),
       failure: { component: c.name, reason: fault.reason, message: fault.message.slice(0, 4000) },
     };
     return {
@@ -513,7 +520,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
           group: nextInfo.plane,
           component: nextInfo.name,
           step: "Rollback",
-          stepStartedAt: iso(scene.now),
+          stepStartedAt: metaTime(scene.now),
         };
         return {
           upgrade: moved,
@@ -537,12 +544,12 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       ...rest,
       phase: "Failed",
       component: failure.component,
-      finishedAt: iso(scene.now),
+      finishedAt: metaTime(scene.now),
     };
     const message = `upgrade ${record.from} -> ${record.to} failed at ${failure.component}: ${failure.reason}: ${failure.message}; rolled back (rollbackScope ${scene.spec.upgradeStrategy.rollbackScope}); set spec.version to another version, or annotate ${RETRY_ANNOTATION} to try again`;
     return {
       ...this.finish(scene, record, "failed", failed),
-      condition: { status: "False", reason: "UpgradeFailed", message: message.slice(0, 4000) },
+      condition: { status: "False", reason: REASON.UpgradeFailed, message: message.slice(0, 4000) },
       notes: [rolledBack, { reason: "UpgradeFailed", message, target: workloadRef(c), warning: true }],
     };
   }
@@ -568,7 +575,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     const ns = scene.platform.metadata.namespace;
     const image = imageAt(this.releases, c.name, record.to, scene.images);
     const pods = this.pods(ns, scene.platform.metadata.name, c);
-    let pod: PodObject | undefined;
+    let pod: PodView | undefined;
     if (c.kind === "Deployment") {
       const canaries = pods.filter(
         (p) => p.metadata?.labels?.[TRACK_LABEL] === "canary" && runsImage(p, image),
@@ -667,7 +674,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       group: c.plane,
       component: c.name,
       step: scene.spec.upgradeStrategy.canary ? "Canary" : "Rollout",
-      stepStartedAt: iso(scene.now),
+      stepStartedAt: metaTime(scene.now),
     };
   }
 
@@ -699,7 +706,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       const f = record.failure;
       return {
         status: "True",
-        reason: "RollingBack",
+        reason: REASON.RollingBack,
         message:
           `rolling back ${record.component ?? "?"} to ${record.planned?.[record.component ?? ""] ?? record.from}${f ? ` after ${f.component} failed: ${f.reason}: ${f.message}` : ""}`.slice(
             0,
@@ -709,24 +716,24 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     }
     return {
       status: "True",
-      reason: "Upgrading",
+      reason: REASON.Upgrading,
       message: `upgrading ${record.from} -> ${record.to}: ${where}, ${record.progress ?? "0/0"} components done`,
     };
   }
 
   // ------------------------------------------------------------------ cache reads
 
-  private workload(ns: string, c: ComponentInfo): WorkloadObject | undefined {
+  private workload(ns: string, c: ComponentInfo): WorkloadView | undefined {
     return this.deps.cache(c.kind === "Deployment" ? DEPLOYMENT : STATEFULSET, ns).getByName(ns, c.name);
   }
 
-  private canary(ns: string, c: ComponentInfo): WorkloadObject | undefined {
+  private canary(ns: string, c: ComponentInfo): WorkloadView | undefined {
     return this.deps.cache(DEPLOYMENT, ns).getByName(ns, canaryName(c.name));
   }
 
   /** The live (not terminating) pods of a component of this platform. */
-  private pods(ns: string, platform: string, c: ComponentInfo): PodObject[] {
-    return (this.deps.cache(POD, ns).byNamespace(ns) as PodObject[]).filter(
+  private pods(ns: string, platform: string, c: ComponentInfo): PodView[] {
+    return (this.deps.cache(POD, ns).byNamespace(ns) as PodView[]).filter(
       (p) =>
         p.metadata?.labels?.[INSTANCE_LABEL] === platform &&
         p.metadata.labels[NAME_LABEL] === c.name &&

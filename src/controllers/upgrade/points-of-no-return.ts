@@ -3,8 +3,8 @@
 // orchestrator no longer rolls back on a failure (that would run the old version on state it
 // cannot read): the upgrade stops in ForwardFix and waits for a person. A downgrade that would
 // undo such a step is refused, forced or not. Pure functions of the upgrade record and the catalog.
-import type { ComponentInfo, UpgradeStatus } from "../../api/index.js";
-import { UPGRADE_STEPS } from "../../api/index.js";
+import type { ComponentInfo, Reason, UpgradeStatus } from "../../api/index.js";
+import { REASON, UPGRADE_STEPS } from "../../api/index.js";
 import { isDowngrade, pointsUndoneBy, type ReleaseCatalog } from "../../release/index.js";
 import type { Fault } from "./health.js";
 
@@ -67,7 +67,7 @@ export function refusedRollback(
   target: string,
   record: UpgradeStatus | undefined,
   enabled: readonly ComponentInfo[],
-): { reason: string; message: string } | undefined {
+): { reason: Reason; message: string } | undefined {
   const past =
     record?.pointOfNoReturn && (record.phase === "ForwardFix" || record.phase === "Superseded")
       ? record
@@ -94,5 +94,5 @@ export function refusedRollback(
   const message =
     `refusing ${current} -> ${target}: it would undo what cannot be undone: ${undone}. ` +
     "Not even force allows it: fix forward with a newer release (or restore a backup taken before the upgrade)";
-  return { reason: "RollbackRefused", message: message.slice(0, 4000) };
+  return { reason: REASON.RollbackRefused, message: message.slice(0, 4000) };
 }

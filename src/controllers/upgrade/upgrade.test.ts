@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { COMPONENTS, resolveSpec } from "../../api/index.js";
 import { releaseFor } from "../../release/index.js";
 import { renderPlatform, type RenderedObject } from "../../render/index.js";
-import { podFault, readySince, stuckStatefulSetPods, type PodObject, type WorkloadObject } from "./health.js";
+import type { PodView, WorkloadView } from "../shared/kube-views.js";
+import { podFault, readySince, stuckStatefulSetPods } from "./health.js";
 import { catalogWithFile } from "../../../test/support/releases.js";
 import { pathFor, pathRefusal, planUpgrade } from "./plan.js";
 
@@ -69,7 +70,7 @@ describe("the upgrade graph", () => {
   });
 });
 
-function pod(status: PodObject["status"], labels: Record<string, string> = {}, name = "p-0"): PodObject {
+function pod(status: PodView["status"], labels: Record<string, string> = {}, name = "p-0"): PodView {
   return { apiVersion: "v1", kind: "Pod", metadata: { name, labels }, status };
 }
 
@@ -128,7 +129,7 @@ describe("podFault", () => {
 });
 
 describe("stuckStatefulSetPods", () => {
-  const sts: WorkloadObject = {
+  const sts: WorkloadView = {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
     metadata: { name: "kafka", generation: 4 },

@@ -10,7 +10,8 @@ import type { OntoPlatform } from "../../../src/api/index.js";
 import type { KubeClient } from "../../../src/kube/index.js";
 import { restartComponent } from "../../../src/localcluster/launcher.js";
 import { clusterStateDir, createTestNamespace, eventually } from "../../support/cluster.js";
-import { PLATFORMS, readPlatform, loadSample } from "../../support/platform.js";
+import { PLATFORM_REF } from "../../../src/api/index.js";
+import { readPlatform, loadSample } from "../../support/platform.js";
 import type { Workload } from "../../cluster/upgrade-support.js";
 import { operatorSlot } from "../operator.js";
 import { median, type CaseResult } from "../support.js";
@@ -63,7 +64,7 @@ export async function apiServerFaults(
   let replicas = 2;
   const change = async (): Promise<number> => {
     replicas = replicas === 2 ? 3 : 2;
-    await client.mergePatch({ ...PLATFORMS, namespace, name: NAME }, { spec: { gateway: { replicas } } });
+    await client.mergePatch({ ...PLATFORM_REF, namespace, name: NAME }, { spec: { gateway: { replicas } } });
     return replicas;
   };
   const settle = async (target: number, from: number): Promise<number | undefined> => {

@@ -5,7 +5,8 @@
 // reported (kept or not), not judged: that rule has its own test.
 import type { KubeClient } from "../../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../../support/cluster.js";
-import { PLATFORMS, readPlatform } from "../../support/platform.js";
+import { PLATFORM_REF } from "../../../src/api/index.js";
+import { readPlatform } from "../../support/platform.js";
 import { auditLines, setVersion, upgradeSample } from "../../cluster/upgrade-support.js";
 import { operatorSlot } from "../operator.js";
 import { sleep, type CaseResult } from "../support.js";
@@ -48,7 +49,7 @@ export async function deleteMidUpgrade(client: KubeClient): Promise<CaseResult> 
     const step = (await readPlatform(client, namespace, NAME)).status?.upgrade;
     const deletedAt = new Date().toISOString();
     const started = performance.now();
-    await client.delete({ ...PLATFORMS, namespace, name: NAME });
+    await client.delete({ ...PLATFORM_REF, namespace, name: NAME });
     const left = async (): Promise<string[]> => {
       const names: string[] = [];
       for (const [apiVersion, kind] of OWNED)

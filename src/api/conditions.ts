@@ -1,0 +1,269 @@
+// The conditions the operator writes on an OntoPlatform and every reason each can carry, declared
+// once as data: the controllers set them through these constants (a misspelt reason does not
+// compile), and the table in docs/operations/troubleshooting.md is generated from the same entries
+// (`npm run generate`; a unit test fails when the page is stale).
+
+export const CONDITION_TYPES = [
+  "Available",
+  "Progressing",
+  "Degraded",
+  "Upgrading",
+  "MemoryRaised",
+  "MemoryAtCap",
+  "CrashLoop",
+  "HealingWithheld",
+] as const;
+
+export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+/** Condition types by name: `CONDITION.Degraded`. */
+export const CONDITION = Object.fromEntries(CONDITION_TYPES.map((t) => [t, t])) as {
+  readonly [T in ConditionType]: T;
+};
+
+/** The conditions the healer owns (the platform reconciler leaves them as they are). */
+export const HEALING_CONDITION_TYPES = [
+  "MemoryRaised",
+  "MemoryAtCap",
+  "CrashLoop",
+  "HealingWithheld",
+] as const;
+
+/** What a reason means for a person, and what to do about it (empty: nothing to do). */
+export interface ReasonDoc {
+  conditions: readonly ConditionType[];
+  status: "True" | "False";
+  means: string;
+  todo: string;
+}
+
+const NOT_READY_LINK = "see [a component stays not Ready](#a-component-stays-not-ready)";
+
+const REASON_DOCS = {
+  AllComponentsReady: {
+    conditions: ["Available"],
+    status: "True",
+    means: "every enabled component has all its pods Ready at its version",
+    todo: "",
+  },
+  ComponentsNotReady: {
+    conditions: ["Available"],
+    status: "False",
+    means: "lists the components not Ready; `onto status` shows each one's reason",
+    todo: NOT_READY_LINK,
+  },
+  Applied: {
+    conditions: ["Progressing"],
+    status: "True",
+    means: "this pass changed N objects",
+    todo: "wait; it settles to `ReconcileComplete`",
+  },
+  WaitingForComponents: {
+    conditions: ["Progressing"],
+    status: "True",
+    means: "nothing left to apply, pods still coming up or rolling",
+    todo: "wait, or look at the component",
+  },
+  ReconcileComplete: {
+    conditions: ["Progressing"],
+    status: "False",
+    means: "the cluster matches the spec",
+    todo: "",
+  },
+  Paused: {
+    conditions: ["Progressing"],
+    status: "False",
+    means: "`spec.paused` is true: nothing is applied",
+    todo: "`onto resume NAME`",
+  },
+  AsExpected: {
+    conditions: ["Degraded"],
+    status: "False",
+    means: "no problem found",
+    todo: "",
+  },
+  ApplyFailed: {
+    conditions: ["Degraded"],
+    status: "True",
+    means: "the API server refused an object; the message names it and quotes the error (phase `Error`)",
+    todo: "read the error: an admission webhook, a quota, a conflicting object not owned by the platform, RBAC of the operator",
+  },
+  InvalidSpec: {
+    conditions: ["Degraded"],
+    status: "True",
+    means: "the spec cannot be rendered (e.g. a version the catalog does not know) (phase `Error`)",
+    todo: "fix the field the message names; `onto validate -f FILE --server`",
+  },
+  NamespaceTaken: {
+    conditions: ["Degraded"],
+    status: "True",
+    means: "another OntoPlatform already manages this namespace (phase `Error`)",
+    todo: "one platform per namespace: move or delete this one",
+  },
+  MissingTLSSecret: {
+    conditions: ["Degraded"],
+    status: "True",
+    means: "`spec.global.tlsSecretName` / the ingress TLS Secret does not exist (phase `Degraded`)",
+    todo: "create the `kubernetes.io/tls` Secret in the platform's namespace",
+  },
+  QuotaExceeded: {
+    conditions: ["Degraded"],
+    status: "True",
+    means: "the platform's own workloads do not fit `tenancy.resourceQuota`; names the key and the amounts",
+    todo: "raise the quota or lower replicas/requests",
+  },
+  UnknownRelease: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "`spec.version` (or a version components still run) is neither built in nor an accepted OntoRelease; nothing is changed",
+    todo: "create the OntoRelease, fix its `Accepted` problem (`kubectl get ontoreleases`), or set another version",
+  },
+  Upgrading: {
+    conditions: ["Upgrading"],
+    status: "True",
+    means: "an upgrade is at the component and step the message names",
+    todo: "`onto upgrade NAME --to V --watch` to follow it",
+  },
+  RollingBack: {
+    conditions: ["Upgrading"],
+    status: "True",
+    means: "a canary or rollout failed; the component the message names is going back to the version it ran",
+    todo: "`onto upgrade NAME --to V --watch` to follow it",
+  },
+  UpgradeSucceeded: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means: "the last upgrade finished",
+    todo: "",
+  },
+  UpToDate: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means: "every component already runs the image of `spec.version`: nothing to upgrade",
+    todo: "",
+  },
+  UpgradeRefused: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means: "a downgrade or skipped minor version without force",
+    todo: "choose another version, or `onto upgrade ... --force`",
+  },
+  UpgradeBlocked: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means: "not starting while the platform is Degraded or in Error (rechecked every 15 s)",
+    todo: "fix what `Degraded` says first, or force",
+  },
+  UpgradeFailed: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means:
+      "a canary or rollout failed and was rolled back; `status.upgrade.failure` has the component, reason, message",
+    todo: "fix the cause, then `onto upgrade NAME --to V --retry`, or set `spec.version` back",
+  },
+  ForwardFixRequired: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means:
+      "an upgrade failed after a point of no return and was **not** rolled back (`status.upgrade.phase: ForwardFix`; `pointOfNoReturn` names the step)",
+    todo: "set `spec.version` to a release that fixes it, or fix the cause and `onto upgrade NAME --to V --retry`; see [releases](releases.md#points-of-no-return)",
+  },
+  RollbackRefused: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means: "the new `spec.version` would undo a step that cannot be undone; nothing changed",
+    todo: "fix forward with a newer release; going back needs a restore from backup",
+  },
+  OOMKilled: {
+    conditions: ["MemoryRaised"],
+    status: "True",
+    means: "healing raised a memory limit after OOM kills (in `status.healing.memoryOverrides`)",
+    todo: "raise `resources.limits.memory` in the spec; the override is dropped once the spec passes it",
+  },
+  NoOverride: {
+    conditions: ["MemoryRaised"],
+    status: "False",
+    means: "no memory limit is raised by healing (any earlier override was dropped)",
+    todo: "",
+  },
+  MemoryAtCap: {
+    conditions: ["MemoryAtCap"],
+    status: "True",
+    means: "the raise reached `selfHealing.maxMemory`",
+    todo: "the workload needs more memory than healing may give: change the spec or the cap",
+  },
+  BelowCap: {
+    conditions: ["MemoryAtCap"],
+    status: "False",
+    means: "no component is OOMKilled at `selfHealing.maxMemory`",
+    todo: "",
+  },
+  MissingSecret: {
+    conditions: ["CrashLoop"],
+    status: "True",
+    means: "a container crash-loops and a Secret its pod refers to does not exist; the message names it",
+    todo: "restore the Secret",
+  },
+  MissingConfigMap: {
+    conditions: ["CrashLoop"],
+    status: "True",
+    means: "a container crash-loops and a ConfigMap its pod refers to does not exist; the message names it",
+    todo: "restore the ConfigMap",
+  },
+  DependencyNotReady: {
+    conditions: ["CrashLoop"],
+    status: "True",
+    means:
+      "a container crash-loops while a component it depends on is not Ready; the message names the dependency",
+    todo: "fix the dependency first (its own reason is in `onto status`)",
+  },
+  ContainerExited: {
+    conditions: ["CrashLoop"],
+    status: "True",
+    means:
+      "a container crash-loops for a reason of its own; the message has the exit code and the last message",
+    todo: "read the container's log (`kubectl logs --previous`)",
+  },
+  NoCrashLoop: {
+    conditions: ["CrashLoop"],
+    status: "False",
+    means: "no platform pod is in CrashLoopBackOff",
+    todo: "",
+  },
+  GuardRail: {
+    conditions: ["HealingWithheld"],
+    status: "True",
+    means: "a healing action was held back (hourly rate limit, most of the node pool NotReady)",
+    todo: "an outage is bigger than healing: look at the nodes",
+  },
+  NotWithheld: {
+    conditions: ["HealingWithheld"],
+    status: "False",
+    means: "no healing action is held back",
+    todo: "",
+  },
+  HealingDisabled: {
+    conditions: HEALING_CONDITION_TYPES,
+    status: "False",
+    means: "`spec.selfHealing.enabled` is false: the healer takes no action",
+    todo: "",
+  },
+} as const satisfies Record<string, ReasonDoc>;
+
+export type Reason = keyof typeof REASON_DOCS;
+
+/** Reasons by name: `REASON.ApplyFailed`. */
+export const REASON = Object.fromEntries(Object.keys(REASON_DOCS).map((r) => [r, r])) as {
+  readonly [R in Reason]: R;
+};
+
+/** Every reason with what it means, in the order of CONDITION_TYPES, then as declared. */
+export function reasonDocs(): [Reason, ReasonDoc][] {
+  const all = Object.entries(REASON_DOCS) as [Reason, ReasonDoc][];
+  const rank = (doc: ReasonDoc): number => CONDITION_TYPES.indexOf(doc.conditions[0] ?? "Available");
+  return all
+    .map((entry, i) => ({ entry, i }))
+    .sort((a, b) => rank(a.entry[1]) - rank(b.entry[1]) || a.i - b.i)
+    .map((x) => x.entry);
+}

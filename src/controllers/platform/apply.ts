@@ -1,0 +1,50 @@
+// Apply, the stage after render: every desired object whose live copy is missing, behind the spec
+// or changed by hand is applied (server-side, the operator's field manager), in render's order.
+// The decision per object is drift.ts's applyNeed against the cached live object, so a reconcile
+// that finds nothing to change plans nothing and sends nothing.
+import type { KubeObject } from "../../kube/index.js";
+import type { RenderedObject } from "../../render/index.js";
+import type { ClusterAction } from "../shared/act.js";
+import { applyNeed } from "./drift.js";
+import { applyOrReplace } from "./jobs.js";
+
+export function objectId(kind: string | undefined, name: string | undefined): string {
+  return `${kind ?? "?"}/${name ?? "?"}`;
+}
+
+/** The applies `desired` needs; `live` finds an object's cached copy. */
+export function planApply(
+  desired: readonly RenderedObject[],
+  live: (obj: RenderedObject) => KubeObject | undefined,
+): ClusterAction[] {
+  const actions: ClusterAction[] = [];
+  for (const obj of desired) {
+    const id = objectId(obj.kind, obj.metadata.name);
+    const current = live(obj);
+    const need = applyNeed(obj, current);
+    if (!need.apply) continue;
+    actions.push({
+      verb: need.reason === "Missing" ? "create" : "update",
+      target: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+      },
+      reason: need.reason,
+      message:
+        need.reason === "Missing"
+          ? `created ${id}`
+          : need.reason === "Drift"
+            ? `reverted manual change of ${id} at ${need.path ?? "?"}`
+            : `updated ${id} to the spec`,
+      failure: { reason: "ApplyFailed", message: `could not apply ${id}` },
+      label: id,
+      run: async (client) => {
+        await applyOrReplace(client, obj, current);
+        return true;
+      },
+    });
+  }
+  return actions;
+}

@@ -1,0 +1,12 @@
+// The platform reconciler (seed 3.1), and what others need of the way it renders and applies: the
+// render input built from what the cluster holds (shared with `onto diff`), the applied-hash
+// annotation it puts on every object, and a tenant namespace's Pod Security labels.
+export { PlatformReconciler, type PlatformReconcilerDeps } from "./reconciler.js";
+export { APPLIED_HASH_ANNOTATION, withAppliedHash } from "./drift.js";
+export { POD_SECURITY_LABELS, namespaceSecurity, type NamespaceLabels } from "./namespace-security.js";
+export {
+  decodeGeneratedSecrets,
+  randomSecret,
+  renderFor,
+  type PlatformRenderContext,
+} from "./render-input.js";

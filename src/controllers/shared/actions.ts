@@ -1,0 +1,93 @@
+// Every action the operator takes on the cluster leaves three traces (seed 8.2): a Kubernetes
+// Event on the OntoPlatform, one JSON audit line (what, why, which object, which reconcile), and
+// a metric. Records carry names, kinds and reasons only, never object content, so no secret
+// value can reach the Event stream or the audit log.
+import { createWriteStream, type WriteStream } from "node:fs";
+import type { Counter, Registry } from "prom-client";
+import type { KubeObject } from "../../kube/index.js";
+import { sharedCounter, type EventRecorder } from "../../runtime/index.js";
+
+export type ActionVerb = "create" | "update" | "delete" | "force-delete" | "patch" | "status";
+
+export interface ActionRecord {
+  /** The OntoPlatform the action is for; the Event is attached to it. */
+  platform: KubeObject;
+  verb: ActionVerb;
+  /** The object acted on. */
+  target: { apiVersion: string; kind: string; namespace?: string | undefined; name: string };
+  /** CamelCase reason, e.g. Missing, Drift, SpecChanged, Pruned, OOMKilled. */
+  reason: string;
+  /** One sentence for a person. */
+  message: string;
+  /** Correlates every action of one reconcile. */
+  reconcileId: string;
+  /** Which part of the operator acted: reconciler, upgrade, healer. */
+  actor: string;
+  outcome: "ok" | "error";
+  error?: string | undefined;
+  warning?: boolean | undefined;
+}
+
+export interface AuditSink {
+  write(line: string): void;
+}
+
+/** Audit lines to a file (appended) or to stdout. */
+export function auditSink(path: string | undefined): AuditSink & { close(): void } {
+  if (!path || path === "-") return { write: (line) => process.stdout.write(line), close: () => undefined };
+  const stream: WriteStream = createWriteStream(path, { flags: "a" });
+  return { write: (line) => stream.write(line), close: () => stream.end() };
+}
+
+export class ActionRecorder {
+  private readonly counter: Counter<"actor" | "verb" | "kind" | "outcome">;
+
+  constructor(
+    private readonly events: EventRecorder | undefined,
+    private readonly audit: AuditSink,
+    registry: Registry,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.counter = sharedCounter(registry, {
+      name: "onto_actions_total",
+      help: "Actions the operator took on the cluster, by actor, verb, kind and outcome.",
+      labelNames: ["actor", "verb", "kind", "outcome"],
+    });
+  }
+
+  record(action: ActionRecord): void {
+    const { platform, target } = action;
+    this.counter.inc({ actor: action.actor, verb: action.verb, kind: target.kind, outcome: action.outcome });
+    this.audit.write(
+      JSON.stringify({
+        time: this.now().toISOString(),
+        audit: true,
+        actor: action.actor,
+        verb: action.verb,
+        reason: action.reason,
+        message: action.message,
+        outcome: action.outcome,
+        ...(action.error ? { error: action.error } : {}),
+        object: {
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          namespace: target.namespace,
+          name: target.name,
+        },
+        platform: {
+          namespace: platform.metadata?.namespace,
+          name: platform.metadata?.name,
+          uid: platform.metadata?.uid,
+        },
+        reconcileId: action.reconcileId,
+      }) + "\n",
+    );
+    if (!this.events) return;
+    const note = action.outcome === "ok" ? action.message : `${action.message}: ${action.error ?? "failed"}`;
+    if (action.outcome === "error" || action.warning) {
+      this.events.warning(platform, action.reason, action.verb, note);
+    } else {
+      this.events.normal(platform, action.reason, action.verb, note);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+// The few fields of Pods, Nodes and workloads the controllers read, typed once. The caches hold
+// whole objects; these views name what the decisions depend on, nothing more.
+import type { KubeObject } from "../../kube/index.js";
+
+/** StatefulSet pods carry the revision they were created from in this label. */
+export const REVISION_LABEL = "controller-revision-hash";
+
+export interface ContainerTermination {
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+  finishedAt?: string;
+}
+
+export interface ContainerState {
+  waiting?: { reason?: string; message?: string };
+  running?: { startedAt?: string };
+  terminated?: ContainerTermination;
+}
+
+export interface ContainerStatus {
+  name: string;
+  ready?: boolean;
+  restartCount?: number;
+  state?: ContainerState;
+  lastState?: ContainerState;
+}
+
+export interface EnvVarView {
+  name: string;
+  valueFrom?: {
+    secretKeyRef?: { name?: string; key?: string; optional?: boolean };
+    configMapKeyRef?: { name?: string; key?: string; optional?: boolean };
+  };
+}
+
+export interface ContainerView {
+  name: string;
+  image?: string;
+  env?: EnvVarView[];
+  envFrom?: {
+    configMapRef?: { name?: string; optional?: boolean };
+    secretRef?: { name?: string; optional?: boolean };
+  }[];
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+}
+
+export interface VolumeView {
+  name: string;
+  secret?: { secretName?: string; optional?: boolean };
+  configMap?: { name?: string; optional?: boolean };
+  projected?: {
+    sources?: {
+      secret?: { name?: string; optional?: boolean };
+      configMap?: { name?: string; optional?: boolean };
+    }[];
+  };
+}
+
+export interface PodCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+export type PodView = KubeObject & {
+  spec?: {
+    nodeName?: string;
+    containers?: ContainerView[];
+    initContainers?: ContainerView[];
+    volumes?: VolumeView[];
+  };
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    conditions?: PodCondition[];
+    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
+  };
+};
+
+export interface NodeCondition {
+  type: string;
+  status: string;
+  lastHeartbeatTime?: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
+
+export type NodeView = KubeObject & {
+  spec?: { taints?: Taint[]; unschedulable?: boolean };
+  status?: { conditions?: NodeCondition[] };
+};
+
+/** The status fields of a Deployment or StatefulSet the operator reads. */
+export interface WorkloadStatus {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReplicas?: number;
+  availableReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+}
+
+/** A Deployment or StatefulSet as the caches hold it. */
+export type WorkloadView = KubeObject & {
+  spec?: {
+    replicas?: number;
+    updateStrategy?: { rollingUpdate?: { partition?: number } };
+    template?: { spec?: { containers?: ContainerView[] } };
+  };
+  status?: WorkloadStatus;
+};
+
+/** The pod's controlling owner kind (ReplicaSet, StatefulSet, Job ...), if any. */
+export function controllerKind(pod: KubeObject): string | undefined {
+  return pod.metadata?.ownerReferences?.find((r) => r.controller)?.kind;
+}
+
+/** Deleted, waiting for its finalizers or its kubelet. */
+export function isTerminating(obj: KubeObject): boolean {
+  return Boolean(obj.metadata?.deletionTimestamp);
+}
+
+/** What a pod's conditions are read from (a PodView, or another client's Pod type). */
+export interface WithConditions<C extends { type: string; status: string }> {
+  status?: { conditions?: readonly C[] | undefined } | undefined;
+}
+
+export function podCondition<C extends { type: string; status: string }>(
+  pod: WithConditions<C>,
+  type: string,
+): C | undefined {
+  return pod.status?.conditions?.find((c) => c.type === type);
+}
+
+/** The pod's Ready condition is True. */
+export function isPodReady(pod: WithConditions<{ type: string; status: string }>): boolean {
+  return podCondition(pod, "Ready")?.status === "True";
+}

@@ -1,0 +1,91 @@
+// The kinds render can produce, and the optional APIs a cluster may not serve (some of those
+// kinds, and the custom metrics API): the one table the reconciler prunes and watches by, the RBAC
+// rules grant by, discovery asks about, and `onto render --api-versions` maps its flags through.
+import type { Capabilities } from "./input.js";
+
+/** A kind render can produce: the reconciler prunes by kind, the RBAC generator grants by it. */
+export interface ManagedKind {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  /** An optional API: rendered, pruned and watched only when the cluster serves it (discovery). */
+  capability?: keyof Capabilities;
+}
+
+export const MANAGED_KINDS: readonly ManagedKind[] = [
+  { group: "", version: "v1", kind: "ResourceQuota", plural: "resourcequotas" },
+  { group: "", version: "v1", kind: "LimitRange", plural: "limitranges" },
+  { group: "networking.k8s.io", version: "v1", kind: "NetworkPolicy", plural: "networkpolicies" },
+  { group: "", version: "v1", kind: "Secret", plural: "secrets" },
+  { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts" },
+  { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" },
+  { group: "", version: "v1", kind: "Service", plural: "services" },
+  { group: "apps", version: "v1", kind: "Deployment", plural: "deployments" },
+  { group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets" },
+  { group: "batch", version: "v1", kind: "Job", plural: "jobs" },
+  {
+    group: "autoscaling",
+    version: "v2",
+    kind: "HorizontalPodAutoscaler",
+    plural: "horizontalpodautoscalers",
+  },
+  { group: "policy", version: "v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets" },
+  { group: "networking.k8s.io", version: "v1", kind: "Ingress", plural: "ingresses" },
+  {
+    group: "monitoring.coreos.com",
+    version: "v1",
+    kind: "ServiceMonitor",
+    plural: "servicemonitors",
+    capability: "serviceMonitor",
+  },
+  {
+    group: "autoscaling.k8s.io",
+    version: "v1",
+    kind: "VerticalPodAutoscaler",
+    plural: "verticalpodautoscalers",
+    capability: "verticalPodAutoscaler",
+  },
+];
+
+export function apiVersionOf(kind: Pick<ManagedKind, "group" | "version">): string {
+  return kind.group ? `${kind.group}/${kind.version}` : kind.version;
+}
+
+/** The optional kinds, each with the capability that says whether the cluster serves it. */
+export const OPTIONAL_KINDS = MANAGED_KINDS.filter(
+  (k): k is ManagedKind & { capability: keyof Capabilities } => k.capability !== undefined,
+);
+
+/** The managed kinds a cluster with `capabilities` serves (optional ones only when discovered). */
+export function servedKinds(capabilities: Capabilities): ManagedKind[] {
+  return MANAGED_KINDS.filter((k) => k.capability === undefined || capabilities[k.capability]);
+}
+
+/** An API the cluster may not serve: a kind, or a whole group version (an aggregated API). */
+export interface OptionalApi {
+  capability: keyof Capabilities;
+  apiVersion: string;
+  /** Absent: the group version itself is what matters (custom.metrics.k8s.io has no kind to look for). */
+  kind?: string;
+}
+
+/** Every optional API: the optional kinds, and the custom metrics API an HPA's Pods metric needs. */
+export const OPTIONAL_APIS: readonly OptionalApi[] = [
+  ...OPTIONAL_KINDS.map((k) => ({ capability: k.capability, apiVersion: apiVersionOf(k), kind: k.kind })),
+  { capability: "customMetrics", apiVersion: "custom.metrics.k8s.io/v1beta2" },
+];
+
+/** The optional API that sets `capability`. */
+export function optionalApi(capability: keyof Capabilities): OptionalApi {
+  const api = OPTIONAL_APIS.find((a) => a.capability === capability);
+  if (!api) throw new Error(`no optional API sets ${capability}`);
+  return api;
+}
+
+/** Capabilities from a question the caller answers per optional API (discovery, a flag list). */
+export function capabilitiesFrom(serves: (api: OptionalApi) => boolean): Capabilities {
+  const found: Capabilities = { serviceMonitor: false, verticalPodAutoscaler: false, customMetrics: false };
+  for (const api of OPTIONAL_APIS) found[api.capability] = serves(api);
+  return found;
+}
