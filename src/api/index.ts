@@ -46,6 +46,7 @@ export {
 } from "./components.js";
 export type { ComponentInfo, ComponentName, Plane, ResolvedComponent } from "./components.js";
 export { Quantity } from "./quantity.js";
+export { MAX_MESSAGE, boundedList, boundedText } from "./messages.js";
 export { ontoPlatformCrd, ontoPlatformCrdYaml } from "./crd.js";
 export { validateOntoPlatform, validateSpec } from "./validate.js";
 export type { ValidationIssue } from "./validate.js";

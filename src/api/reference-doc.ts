@@ -3,6 +3,7 @@
 // description, then every CEL rule with the field it names.
 import { API_VERSION, KIND, RELEASE_KIND } from "./constants.js";
 import { INPUT_LIMITS } from "./documents.js";
+import { MAX_MESSAGE } from "./messages.js";
 import { MAX_EXPONENT, MAX_TEXT } from "./quantity.js";
 import { OntoReleaseSpecSchema, OntoReleaseStatusSchema } from "./release-schema.js";
 import {
@@ -122,7 +123,7 @@ function limits(): string[] {
     "| lists and maps | each has a maximum number of items or entries; map keys are checked by a rule on the map (a structural schema cannot bound keys), with their length |",
     `| files read by \`onto validate\`, \`render\`, \`diff\` | at most ${INPUT_LIMITS.maxBytes} bytes (${mib} MiB, refused by size before parsing), ${INPUT_LIMITS.maxDocuments} documents (List items included), ${INPUT_LIMITS.maxAliases} YAML aliases per document, ${INPUT_LIMITS.maxDepth} levels of nesting; duplicate keys are refused |`,
     `| quantities the operator parses (any source) | at most ${MAX_TEXT} characters and a decimal exponent of at most ${MAX_EXPONENT}; anything else is refused before any arithmetic |`,
-    "| what the operator writes | condition and component messages at most 4096 characters, Event notes at most 1024 |",
+    `| what the operator writes | condition and component messages at most ${MAX_MESSAGE} bytes (a list of problems ends "(and N more)"), Event notes at most 1024 |`,
     "",
   ];
 }

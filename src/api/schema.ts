@@ -23,6 +23,7 @@ import {
   uniqueBy,
 } from "./schema-kit.js";
 import type { Resolved } from "./schema-kit.js";
+import { MAX_MESSAGE } from "./messages.js";
 
 /** The largest replica count any component accepts, so a typo cannot ask for a million pods. */
 export const MAX_REPLICAS = 100;
@@ -1121,7 +1122,7 @@ const condition = Type.Object(
     }),
     status: Type.Union([Type.Literal("True"), Type.Literal("False"), Type.Literal("Unknown")]),
     reason: Type.String({ maxLength: 128, description: "One CamelCase word a program can match." }),
-    message: Type.String({ maxLength: 4096, description: "What a person should know or do." }),
+    message: Type.String({ maxLength: MAX_MESSAGE, description: "What a person should know or do." }),
     lastTransitionTime: dateTime("When status last changed."),
     observedGeneration: Type.Optional(count()),
   },
@@ -1138,7 +1139,7 @@ const componentState = Type.Object(
       [Type.Literal("Pending"), Type.Literal("Progressing"), Type.Literal("Ready"), Type.Literal("Degraded")],
       { description: "State of the component." },
     ),
-    message: Type.Optional(Type.String({ maxLength: 4096 })),
+    message: Type.Optional(Type.String({ maxLength: MAX_MESSAGE })),
     version: Type.Optional(Type.String({ maxLength: 64, description: "Version the component runs." })),
   },
   { description: "State of one component." },
@@ -1195,7 +1196,7 @@ const upgradeStatus = Type.Object(
       Type.Object({
         component: Type.String({ maxLength: 64 }),
         reason: Type.String({ maxLength: 128 }),
-        message: Type.String({ maxLength: 4096 }),
+        message: Type.String({ maxLength: MAX_MESSAGE }),
       }),
     ),
     pointOfNoReturn: Type.Optional(

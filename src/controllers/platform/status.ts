@@ -9,6 +9,8 @@ import {
   CONDITION,
   REASON,
   VERSION_LABEL,
+  boundedList,
+  boundedText,
   type ComponentState,
   type Condition,
   type ConditionType,
@@ -83,7 +85,7 @@ function componentState(
     return {
       ...base,
       phase: "Progressing",
-      message: `${what}; a pod cannot be scheduled: ${workload.unschedulable}`,
+      message: boundedText(`${what}; a pod cannot be scheduled: ${workload.unschedulable}`),
     };
   return { ...base, phase: "Progressing", message: what };
 }
@@ -140,8 +142,9 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
     conditions = setCondition(conditions, { ...c, observedGeneration: input.generation }, now);
   };
 
-  const errorMessage = input.applyErrors.join("; ");
-  const problemMessage = input.problems.map((p) => `${p.field}: ${p.message}`).join("; ");
+  // Each list is bounded as a whole: the CRD refuses a status with a message above MAX_MESSAGE.
+  const errorMessage = boundedList(input.applyErrors);
+  const problemMessage = boundedList(input.problems.map((p) => `${p.field}: ${p.message}`));
   if (allReady)
     set(
       condition(
@@ -157,7 +160,9 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
         CONDITION.Available,
         "False",
         REASON.ComponentsNotReady,
-        `${readyCount}/${states.length} components ready; waiting for ${notReady.map(([n]) => n).join(", ")}`,
+        boundedText(
+          `${readyCount}/${states.length} components ready; waiting for ${notReady.map(([n]) => n).join(", ")}`,
+        ),
       ),
     );
 
@@ -185,10 +190,7 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
         CONDITION.Progressing,
         "True",
         REASON.WaitingForComponents,
-        notReady
-          .map(([, s]) => s.message ?? "")
-          .filter(Boolean)
-          .join("; "),
+        boundedList(notReady.map(([, s]) => s.message ?? "").filter(Boolean)),
       ),
     );
   else
