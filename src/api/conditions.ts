@@ -8,6 +8,7 @@ export const CONDITION_TYPES = [
   "Progressing",
   "Degraded",
   "Upgrading",
+  "ForeignChanges",
   "MemoryRaised",
   "MemoryAtCap",
   "CrashLoop",
@@ -118,6 +119,19 @@ const REASON_DOCS = {
     means:
       "`spec.version` (or a version components still run) is neither built in nor an accepted OntoRelease; nothing is changed",
     todo: "create the OntoRelease, fix its `Accepted` problem (`kubectl get ontoreleases`), or set another version",
+  },
+  OtherManager: {
+    conditions: ["ForeignChanges"],
+    status: "True",
+    means:
+      "another field manager added items to lists of objects the operator applies (an env var, a volume, a container); applying cannot remove them, so the operator leaves them, and the message names each object, item and manager",
+    todo: "remove the item with the tool that added it (or `kubectl edit`), or stop that tool; see [a field the operator cannot take back](#a-field-the-operator-cannot-take-back)",
+  },
+  NoForeignChanges: {
+    conditions: ["ForeignChanges"],
+    status: "False",
+    means: "no other manager holds items in the operator's objects any more",
+    todo: "",
   },
   Upgrading: {
     conditions: ["Upgrading"],

@@ -26,6 +26,7 @@ import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { planApply } from "./apply.js";
 import { withAppliedHash } from "./drift.js";
+import { ForeignFieldReader } from "./foreign.js";
 import { checkGates } from "./gates.js";
 import { planNamespaceLabels } from "./namespace-labels.js";
 import { planPrune } from "./prune.js";
@@ -63,6 +64,7 @@ export class PlatformReconciler {
   private readonly now: () => Date;
   private readonly releases: ReleaseCatalog;
   private readonly status = new StatusWriter();
+  private readonly foreign = new ForeignFieldReader();
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -129,6 +131,9 @@ export class PlatformReconciler {
       outcome.changed += done.changed;
       outcome.errors.push(...done.errors);
     }
+    outcome.foreign = await this.foreign.read(client, desired, (obj) =>
+      store(obj).getByName(ns, obj.metadata.name),
+    );
 
     const { status } = await this.status.write(client, platform, statusOf(spec, outcome));
     request.log.debug(

@@ -23,6 +23,7 @@ import {
 } from "../../api/index.js";
 import { setCondition } from "../../runtime/index.js";
 import type { WorkloadStatus } from "../shared/kube-views.js";
+import type { ForeignField } from "./foreign.js";
 
 /** What the status reads of a component's Deployment or StatefulSet. */
 export interface ComponentWorkload {
@@ -54,6 +55,8 @@ export interface StatusInput {
   /** Objects applied (created, changed, drift reverted) or pruned by this reconcile. */
   changed: number;
   paused: boolean;
+  /** Items other field managers hold in the operator's objects (reported, never fought over). */
+  foreign?: readonly ForeignField[];
   now: Date;
 }
 
@@ -201,6 +204,27 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   else if (input.problems[0])
     set(condition(CONDITION.Degraded, "True", input.problems[0].reason, problemMessage));
   else set(condition(CONDITION.Degraded, "False", REASON.AsExpected, "no problem found"));
+
+  // Written only once there is something to say, and set back to False when it is gone.
+  const foreign = input.foreign ?? [];
+  if (foreign.length > 0)
+    set(
+      condition(
+        CONDITION.ForeignChanges,
+        "True",
+        REASON.OtherManager,
+        boundedList(foreign.map((f) => `${f.object} ${f.path}: held by ${f.manager}, left in place`)),
+      ),
+    );
+  else if (conditions.some((c) => c.type === CONDITION.ForeignChanges))
+    set(
+      condition(
+        CONDITION.ForeignChanges,
+        "False",
+        REASON.NoForeignChanges,
+        "no other manager holds items of the operator's objects",
+      ),
+    );
 
   const wasRunning =
     previous?.phase === "Running" || previous?.phase === "Degraded" || previous?.phase === "Upgrading";
