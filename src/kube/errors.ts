@@ -136,3 +136,16 @@ function describeCause(cause: unknown): string {
   const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : "";
   return `${cause.message}${inner}`;
 }
+
+/**
+ * Whether `err` (or an error it was caused by) says the API server was unreachable or failing
+ * (no answer, 5xx, 429) rather than anything about the request: retrying later is all there is to
+ * do, and it says nothing about the object the request was for.
+ */
+export function isServerUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ConnectionError) return true;
+    if (e instanceof KubeApiError && (e.code >= 500 || e.code === 429)) return true;
+  }
+  return false;
+}

@@ -10,13 +10,7 @@
 // does not erase what happened during it. Bounded: at most maxPending wait (the oldest dropped
 // first), none older than the series window, and every drop is logged with its count. Events the
 // server refused on their merits (4xx) or that may not be written (not the leader) are not retried.
-import {
-  AlreadyExistsError,
-  ConnectionError,
-  KubeApiError,
-  type KubeClient,
-  type KubeObject,
-} from "../kube/index.js";
+import { AlreadyExistsError, isServerUnavailable, type KubeClient, type KubeObject } from "../kube/index.js";
 import { systemClock, type Clock, type Timer } from "./clock.js";
 import { errorFields, silentLogger, type Logger } from "./logging.js";
 
@@ -96,10 +90,7 @@ interface Pending {
 }
 
 /** A failure that says nothing about the Event itself: the server was unreachable or failing. */
-function retryable(err: unknown): boolean {
-  if (err instanceof ConnectionError) return true;
-  return err instanceof KubeApiError && (err.code >= 500 || err.code === 429);
-}
+const retryable = isServerUnavailable;
 
 interface Tracked {
   namespace: string;

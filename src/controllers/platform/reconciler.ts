@@ -9,7 +9,7 @@ import {
   type OntoPlatformStatus,
   type ResolvedSpec,
 } from "../../api/index.js";
-import type { KubeClient, KubeObject } from "../../kube/index.js";
+import { isServerUnavailable, type KubeClient, type KubeObject } from "../../kube/index.js";
 import { PRODUCT_CATALOG, type ReleaseCatalog } from "../../release/index.js";
 import {
   servedKinds,
@@ -126,10 +126,12 @@ export class PlatformReconciler {
       () => planStuckPodReplacement(platform, objects("apps/v1", "StatefulSet"), objects("v1", "Pod")),
       () => planUpgradePodDeletions(ns, decision?.deletePods ?? []),
     ];
+    const causes: unknown[] = [];
     for (const stage of stages) {
       const done = await actAll(ctx, stage());
       outcome.changed += done.changed;
       outcome.errors.push(...done.errors);
+      causes.push(...done.causes);
     }
     outcome.foreign = await this.foreign.read(client, desired, (obj) =>
       store(obj).getByName(ns, obj.metadata.name),
@@ -140,8 +142,12 @@ export class PlatformReconciler {
       { changed: outcome.changed, errors: outcome.errors.length, phase: status.phase },
       "reconciled",
     );
+    // The cause says whether the API server was unreachable (the controller then retries at a fixed
+    // pace instead of growing the key's backoff).
     if (outcome.errors.length > 0)
-      throw new Error(`apply failed for ${outcome.errors.length} object(s): ${outcome.errors[0]}`);
+      throw new Error(`apply failed for ${outcome.errors.length} object(s): ${outcome.errors[0]}`, {
+        cause: causes.find(isServerUnavailable) ?? causes[0],
+      });
     const requeueAfterMs = status.phase === "Running" ? RESYNC_MS : PROGRESS_RECHECK_MS;
     return { requeueAfterMs: Math.min(requeueAfterMs, decision?.requeueAfterMs ?? requeueAfterMs) };
   }
