@@ -2,6 +2,8 @@
 // prints what it did and found; the invariants are asserted here.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/index.js";
+import { deleteMidUpgrade } from "../chaos/cases/delete-mid-upgrade.js";
+import { fieldManagers } from "../chaos/cases/field-managers.js";
 import { leaderFreeze, leaderKill } from "../chaos/cases/leader.js";
 import { upgradeKills } from "../chaos/cases/upgrade-kills.js";
 import { killAll, printResult } from "../chaos/support.js";
@@ -25,6 +27,19 @@ describe("chaos (short run)", () => {
     printResult(result);
     expect(result.ok).toBe(true);
   }, 600_000);
+
+  it("another field manager: no fight on an owned field, an owned list or an unowned field", async () => {
+    const result = await fieldManagers(cluster.client, { windowMs: 20_000 });
+    printResult(result);
+    expect(result.ok).toBe(true);
+    expect(result.found).toMatch(/left, reported in ForeignChanges/);
+  }, 900_000);
+
+  it("platform deleted mid-upgrade: what it owns goes, nothing comes back, the volumes stay", async () => {
+    const result = await deleteMidUpgrade(cluster.client);
+    printResult(result);
+    expect(result.ok).toBe(true);
+  }, 900_000);
 
   it("SIGKILLs during an upgrade and a rollback: each ends as the uninterrupted run does", async () => {
     const result = await upgradeKills(cluster.client, { kills: 3, seed: 13 });

@@ -8,7 +8,7 @@ import type { OntoPlatform } from "../../../src/api/index.js";
 import type { KubeClient } from "../../../src/kube/index.js";
 import { createTestNamespace, eventually } from "../../support/cluster.js";
 import { readPlatform } from "../../support/platform.js";
-import { setVersion, upgradeSample } from "../../cluster/upgrade-support.js";
+import { applyFaultReleases, setVersion, upgradeSample } from "../../cluster/upgrade-support.js";
 import { duplicatedCanaries, operatorSlot, settledProblems, type OperatorSlot } from "../operator.js";
 import { sleep, type CaseResult } from "../support.js";
 
@@ -75,6 +75,8 @@ export async function upgradeKills(
   let cycles = 0;
   const problems: string[] = [];
   const durations: number[] = [];
+  // 1.6.1-kafka-crashloop is a test release: an OntoRelease the operator reads from the cluster.
+  await applyFaultReleases(client);
   while (kills < opts.kills) {
     const namespace = await createTestNamespace("chaos-upgrade");
     const slot = await operatorSlot(client, namespace);
