@@ -113,6 +113,20 @@ const REASON_DOCS = {
     means: "the platform's own workloads do not fit `tenancy.resourceQuota`; names the key and the amounts",
     todo: "raise the quota or lower replicas/requests",
   },
+  NoMatchingNode: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "no schedulable node has the labels of a component's node selector: its pods would stay Pending; the message names the component and the labels (phase `Degraded`)",
+    todo: "fix the `nodePool.nodeSelector` the condition names, or label nodes (`kubectl label node`)",
+  },
+  RequestsExceedNodes: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "a component's pod requests more CPU or memory than any node it may run on can give; the message has both (phase `Degraded`)",
+    todo: "lower the `resources.requests` the condition names, or add larger nodes to the pool",
+  },
   UnknownRelease: {
     conditions: ["Degraded"],
     status: "True",

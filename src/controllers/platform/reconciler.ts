@@ -29,6 +29,7 @@ import { withAppliedHash } from "./drift.js";
 import { ForeignFieldReader } from "./foreign.js";
 import { checkGates } from "./gates.js";
 import { planNamespaceLabels } from "./namespace-labels.js";
+import { placementProblems } from "./placement.js";
 import { planPrune } from "./prune.js";
 import { quotaProblems } from "./quota.js";
 import { decodeGeneratedSecrets, randomSecret, renderFor } from "./render-input.js";
@@ -117,6 +118,7 @@ export class PlatformReconciler {
     outcome.problems = [
       ...tlsProblems(ns, spec, store({ apiVersion: "v1", kind: "Secret" })),
       ...quotaProblems(desired, quota),
+      ...placementProblems(spec, desired, store({ apiVersion: "v1", kind: "Node" }, "").list()),
     ];
     // Each stage is planned from the caches as they are when it starts, then carried out.
     const stages: (() => ClusterAction[])[] = [
