@@ -129,8 +129,14 @@ export class PlatformReconciler {
       () => planUpgradePodDeletions(ns, decision?.deletePods ?? []),
     ];
     const causes: unknown[] = [];
+    // The platform deleted while this pass applies: the rest of the pass stops (the cache sees the
+    // deletion within the watch's latency; owned objects written after it are only collected again).
+    const deleted = (): boolean => {
+      const now = store(PLATFORM_REF).getByName(ns, platform.metadata.name);
+      return now === undefined || now.metadata?.uid !== platform.metadata.uid || isTerminating(now);
+    };
     for (const stage of stages) {
-      const done = await actAll(ctx, stage());
+      const done = await actAll(ctx, stage(), deleted);
       outcome.changed += done.changed;
       outcome.errors.push(...done.errors);
       causes.push(...done.causes);

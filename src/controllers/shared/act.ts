@@ -73,10 +73,19 @@ export interface ActResults {
   causes: unknown[];
 }
 
-/** Runs `actions` one after the other (each is independent: a failure does not stop the rest). */
-export async function actAll(ctx: ActionContext, actions: readonly ClusterAction[]): Promise<ActResults> {
+/**
+ * Runs `actions` one after the other (each is independent: a failure does not stop the rest).
+ * `stop`, asked before each action, ends the run early (e.g. the platform was deleted meanwhile:
+ * the rest would only write objects the garbage collector is removing).
+ */
+export async function actAll(
+  ctx: ActionContext,
+  actions: readonly ClusterAction[],
+  stop?: () => boolean,
+): Promise<ActResults> {
   const results: ActResults = { changed: 0, errors: [], causes: [] };
   for (const action of actions) {
+    if (stop?.()) break;
     const outcome = await act(ctx, action);
     if (!outcome.ok) {
       results.errors.push(`${action.label}: ${outcome.error}`);

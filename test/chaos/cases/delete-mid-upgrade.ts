@@ -65,24 +65,29 @@ export async function deleteMidUpgrade(client: KubeClient): Promise<CaseResult> 
       500,
     );
     figures["collected in ms"] = Math.round(performance.now() - started);
+    const collectedAt = new Date().toISOString();
     // Long enough for several reconciles, had the operator any reason to write.
     await sleep(10_000);
-    const recreated = auditLines(slot.auditLog).filter(
-      (l) => l.time > deletedAt && (l.verb === "create" || l.verb === "update"),
-    );
+    // Writes between the delete and the collection are the pass that was applying when the delete
+    // came (stopped at its next action); counted, not judged. Any write after the collection would
+    // bring something back.
+    const writes = auditLines(slot.auditLog).filter((l) => l.verb === "create" || l.verb === "update");
+    const inFlight = writes.filter((l) => l.time > deletedAt && l.time <= collectedAt);
+    const recreated = writes.filter((l) => l.time > collectedAt);
+    figures["writes between deletion and collection"] = inFlight.length;
     const remaining = await left();
     const pvcsAfter = (await client.list("v1", "PersistentVolumeClaim", { namespace })).items.length;
     const secrets = (await client.list("v1", "Secret", { namespace })).items.filter(
       (s) => s.metadata?.labels?.["app.kubernetes.io/managed-by"] === "onto-operator",
     ).length;
     const alive = slot.child?.alive() ?? false;
-    figures["writes after deletion"] = recreated.length;
+    figures["writes after collection"] = recreated.length;
     figures["PVCs kept"] = `${pvcsAfter}/${pvcsBefore}`;
     figures["generated Secrets kept"] = secrets;
     ok = remaining.length === 0 && recreated.length === 0 && pvcsAfter === pvcsBefore && alive;
     found = ok
       ? `deleted during ${step?.component} ${step?.step}: everything owned collected, nothing recreated, ${pvcsAfter} PVCs kept, operator running; ${secrets} generated Secrets kept`
-      : `left ${remaining.join(", ") || "nothing"}; operator writes after deletion ${recreated.map((l) => `${l.verb} ${l.object.kind}/${l.object.name}`).join(", ") || "none"}; PVCs ${pvcsAfter}/${pvcsBefore}; operator ${alive ? "running" : "gone"}`;
+      : `left ${remaining.join(", ") || "nothing"}; operator writes after collection ${recreated.map((l) => `${l.verb} ${l.object.kind}/${l.object.name}`).join(", ") || "none"}; PVCs ${pvcsAfter}/${pvcsBefore}; operator ${alive ? "running" : "gone"}`;
   } finally {
     await slot.kill();
     await slot.revoke().catch(() => undefined);
