@@ -8,6 +8,7 @@ export const CONDITION_TYPES = [
   "Progressing",
   "Degraded",
   "Upgrading",
+  "ForeignChanges",
   "MemoryRaised",
   "MemoryAtCap",
   "CrashLoop",
@@ -119,12 +120,39 @@ const REASON_DOCS = {
     means: "the platform's own workloads do not fit `tenancy.resourceQuota`; names the key and the amounts",
     todo: "raise the quota or lower replicas/requests",
   },
+  NoMatchingNode: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "no schedulable node has the labels of a component's node selector: its pods would stay Pending; the message names the component and the labels (phase `Degraded`)",
+    todo: "fix the `nodePool.nodeSelector` the condition names, or label nodes (`kubectl label node`)",
+  },
+  RequestsExceedNodes: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "a component's pod requests more CPU or memory than any node it may run on can give; the message has both (phase `Degraded`)",
+    todo: "lower the `resources.requests` the condition names, or add larger nodes to the pool",
+  },
   UnknownRelease: {
     conditions: ["Degraded"],
     status: "True",
     means:
       "`spec.version` (or a version components still run) is neither built in nor an accepted OntoRelease; nothing is changed",
     todo: "create the OntoRelease, fix its `Accepted` problem (`kubectl get ontoreleases`), or set another version",
+  },
+  OtherManager: {
+    conditions: ["ForeignChanges"],
+    status: "True",
+    means:
+      "another field manager added items to lists of objects the operator applies (an env var, a volume, a container); applying cannot remove them, so the operator leaves them, and the message names each object, item and manager",
+    todo: "remove the item with the tool that added it (or `kubectl edit`), or stop that tool; see [a field the operator cannot take back](#a-field-the-operator-cannot-take-back)",
+  },
+  NoForeignChanges: {
+    conditions: ["ForeignChanges"],
+    status: "False",
+    means: "no other manager holds items in the operator's objects any more",
+    todo: "",
   },
   Upgrading: {
     conditions: ["Upgrading"],

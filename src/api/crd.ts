@@ -16,7 +16,7 @@ import {
   SINGULAR,
   VERSION,
 } from "./constants.js";
-import { OntoPlatformSpecSchema, OntoPlatformStatusSchema } from "./schema.js";
+import { MAX_PLATFORM_NAME, OntoPlatformSpecSchema, OntoPlatformStatusSchema } from "./schema.js";
 import type { TSchema } from "@sinclair/typebox";
 
 /** A JSON value as it appears in an OpenAPI schema. */
@@ -167,7 +167,18 @@ export function ontoPlatformCrd(): JsonObject {
               properties: {
                 apiVersion: { type: "string", description: "onto.paas/v1alpha1" },
                 kind: { type: "string", description: "OntoPlatform" },
-                metadata: { type: "object" },
+                // A CRD may bound only name and generateName; the name is a label value of
+                // every owned object, so it stops at 63 characters (MAX_PLATFORM_NAME).
+                metadata: {
+                  type: "object",
+                  properties: {
+                    name: {
+                      type: "string",
+                      maxLength: MAX_PLATFORM_NAME,
+                      description: `Name of the platform: a DNS subdomain of at most ${MAX_PLATFORM_NAME} characters.`,
+                    },
+                  },
+                },
                 spec,
                 status,
               },

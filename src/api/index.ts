@@ -12,6 +12,7 @@ export {
   type ReasonDoc,
 } from "./conditions.js";
 export {
+  MAX_PLATFORM_NAME,
   MAX_REPLICAS,
   MAX_STORAGE,
   OntoPlatformSpecSchema,
@@ -45,10 +46,11 @@ export {
 } from "./components.js";
 export type { ComponentInfo, ComponentName, Plane, ResolvedComponent } from "./components.js";
 export { Quantity, readableBytes } from "./quantity.js";
+export { MAX_MESSAGE, boundedList, boundedText } from "./messages.js";
 export { ontoPlatformCrd, ontoPlatformCrdYaml } from "./crd.js";
 export { validateOntoPlatform, validateSpec } from "./validate.js";
 export type { ValidationIssue } from "./validate.js";
-export { validateYamlStream } from "./documents.js";
+export { INPUT_LIMITS, validateYamlStream } from "./documents.js";
 export { withSection, type GeneratedSection } from "./generated-section.js";
 export type { DocumentReport } from "./documents.js";
 export {

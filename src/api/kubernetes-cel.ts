@@ -2,7 +2,8 @@
 // rules call, so that `onto validate` evaluates the very rule strings of the CRD. cel-js brings
 // standard CEL (macros such as all/exists_one, string.matches, has()); the Kubernetes quantity
 // library is not standard CEL and is registered here with the API server's semantics:
-//   isQuantity(string) bool, quantity(string) Quantity, Quantity.compareTo(Quantity) int.
+//   isQuantity(string) bool, quantity(string) Quantity, Quantity.compareTo(Quantity) int,
+//   Quantity.isInteger() bool.
 // A rule that calls anything else fails the unit test that compiles every rule of the schema.
 import { Environment } from "@marcbachmann/cel-js";
 import { Quantity } from "./quantity.js";
@@ -14,5 +15,6 @@ export function kubernetesCelEnvironment(): Environment {
     .registerFunction("quantity(string): Quantity", (text: string) => Quantity.parse(text))
     .registerFunction("Quantity.compareTo(Quantity): int", (a: Quantity, b: Quantity) =>
       BigInt(a.compareTo(b)),
-    );
+    )
+    .registerFunction("Quantity.isInteger(): bool", (a: Quantity) => a.isInteger());
 }

@@ -2,9 +2,18 @@
 // so that it cannot drift from the CRD: every field with its type, default, constraints and
 // description, then every CEL rule with the field it names.
 import { API_VERSION, KIND, RELEASE_KIND } from "./constants.js";
+import { INPUT_LIMITS } from "./documents.js";
+import { MAX_MESSAGE } from "./messages.js";
+import { MAX_EXPONENT, MAX_TEXT } from "./quantity.js";
 import { OntoReleaseSpecSchema, OntoReleaseStatusSchema } from "./release-schema.js";
-import { OntoPlatformSpecSchema, OntoPlatformStatusSchema } from "./schema.js";
-import type { CelRule } from "./schema-kit.js";
+import {
+  MAX_PLATFORM_NAME,
+  MAX_REPLICAS,
+  MAX_STORAGE,
+  OntoPlatformSpecSchema,
+  OntoPlatformStatusSchema,
+} from "./schema.js";
+import { MAP_KEYS, MAX_QUANTITY, MAX_QUANTITY_EXPONENT, type CelRule, type MapKeys } from "./schema-kit.js";
 
 type Node = Record<string, unknown>;
 
@@ -24,6 +33,7 @@ export function fieldReferenceMarkdown(): string {
     resolver: "resolveSpec",
     spec: OntoPlatformSpecSchema,
     status: OntoPlatformStatusSchema,
+    limits: limits(),
   });
 }
 
@@ -48,6 +58,8 @@ interface ReferenceInput {
   resolver: string;
   spec: unknown;
   status: unknown;
+  /** A Limits section before the fields (the platform's). */
+  limits?: string[];
 }
 
 function referenceMarkdown(input: ReferenceInput): string {
@@ -64,6 +76,8 @@ function referenceMarkdown(input: ReferenceInput): string {
     "Fields with a default may be left out: the API server stores the default, and the operator",
     `reads the same value (\`${input.resolver}\`). An object's default is the defaults of its fields.`,
     "",
+    ...limits(),
+    ...(input.limits ?? []),
     "## spec",
     "",
     table(specRows),
@@ -87,6 +101,31 @@ function referenceMarkdown(input: ReferenceInput): string {
     table(statusRows),
     "",
   ].join("\n");
+}
+
+/** The bounds every input has, in one place (the per-field ones are in the tables below). */
+function limits(): string[] {
+  const mib = INPUT_LIMITS.maxBytes / 1024 / 1024;
+  return [
+    "## Limits",
+    "",
+    "Every value a user gives the operator or `onto` has a bound, so that no input can ask for",
+    "unbounded work: the API server refuses a value past its bound naming the field, and",
+    "`onto validate` says the same offline. A schema test fails on any string, number, list or map",
+    "without one (`unboundedFields` in `src/api/schema-kit.ts`), so a new field comes with its bound.",
+    "",
+    "| what | bound |",
+    "| --- | --- |",
+    `| \`metadata.name\` | at most ${MAX_PLATFORM_NAME} characters (it is the \`app.kubernetes.io/instance\` label of every object the platform owns) |`,
+    `| strings | each has a maximum length (column constraints below); patterns bound their repetitions (a label name part at most 63 characters, a DNS prefix at most 253) |`,
+    `| numbers | each has a minimum and a maximum; replicas at most ${MAX_REPLICAS} |`,
+    `| quantities | at most 32 characters, at most 3 decimals, \`m\` only after a whole number (the API server keeps milli-units), a decimal exponent of at most ${MAX_QUANTITY_EXPONENT}, a value of at most ${MAX_QUANTITY}; volumes above zero and at most ${MAX_STORAGE} |`,
+    "| lists and maps | each has a maximum number of items or entries; map keys are checked by a rule on the map (a structural schema cannot bound keys), with their length |",
+    `| files read by \`onto validate\`, \`render\`, \`diff\` | at most ${INPUT_LIMITS.maxBytes} bytes (${mib} MiB, refused by size before parsing), ${INPUT_LIMITS.maxDocuments} documents (List items included), ${INPUT_LIMITS.maxAliases} YAML aliases per document, ${INPUT_LIMITS.maxDepth} levels of nesting; duplicate keys are refused |`,
+    `| quantities the operator parses (any source) | at most ${MAX_TEXT} characters and a decimal exponent of at most ${MAX_EXPONENT}; anything else is refused before any arithmetic |`,
+    `| what the operator writes | condition and component messages at most ${MAX_MESSAGE} bytes (a list of problems ends "(and N more)"), Event notes at most 1024 |`,
+    "",
+  ];
 }
 
 function walk(
@@ -152,6 +191,8 @@ function constraints(node: Node): string {
     parts.push(`unique by ${(node["x-kubernetes-list-map-keys"] as string[]).join(", ")}`);
   if (node["x-kubernetes-list-type"] === "set") parts.push("unique items");
   if (typeof node.pattern === "string") parts.push(`pattern \`${node.pattern}\``);
+  const keys = (node as Record<symbol, unknown>)[MAP_KEYS] as MapKeys | undefined;
+  if (keys) parts.push(`keys of at most ${keys.maxLength} characters: ${keys.message}`);
   return parts.join("; ");
 }
 
@@ -170,6 +211,14 @@ function escape(text: string): string {
   return text.replace(/\|/g, "\\|");
 }
 
+/** The schema as plain JSON, keeping the map-key bounds (a symbol, which JSON drops). */
 function plain(schema: unknown): Node {
-  return JSON.parse(JSON.stringify(schema)) as Node;
+  if (Array.isArray(schema)) return schema.map(plain) as unknown as Node;
+  if (typeof schema !== "object" || schema === null) return schema as Node;
+  const out: Record<string | symbol, unknown> = {};
+  for (const [key, value] of Object.entries(schema))
+    out[key] = typeof value === "object" ? plain(value) : value;
+  const keys = (schema as Record<symbol, unknown>)[MAP_KEYS];
+  if (keys) out[MAP_KEYS] = keys;
+  return out;
 }

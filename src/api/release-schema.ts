@@ -5,7 +5,8 @@
 // chart and the kustomize base, and built into the operator); a user adds a version by creating one.
 import { Type, type Static } from "@sinclair/typebox";
 import { COMPONENTS } from "./components.js";
-import { SEMVER, cel, defaulted, type Resolved } from "./schema-kit.js";
+import { SEMVER, cel, count, dateTime, defaulted, type Resolved } from "./schema-kit.js";
+import { MAX_MESSAGE } from "./messages.js";
 
 /** Third-party images a release pins, by role (a role is not always a component: minio-client runs a Job). */
 export const INFRASTRUCTURE_IMAGES = [
@@ -206,16 +207,16 @@ const releaseCondition = Type.Object(
     type: Type.String({ pattern: "^[A-Za-z][A-Za-z0-9]*$", maxLength: 64, description: "Accepted." }),
     status: Type.Union([Type.Literal("True"), Type.Literal("False"), Type.Literal("Unknown")]),
     reason: Type.String({ maxLength: 128, description: "One CamelCase word a program can match." }),
-    message: Type.String({ maxLength: 4096, description: "What a person should know or do." }),
-    lastTransitionTime: Type.String({ format: "date-time", description: "When status last changed." }),
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    message: Type.String({ maxLength: MAX_MESSAGE, description: "What a person should know or do." }),
+    lastTransitionTime: dateTime("When status last changed."),
+    observedGeneration: Type.Optional(count()),
   },
   { description: "A Kubernetes condition." },
 );
 
 export const OntoReleaseStatusSchema = Type.Object(
   {
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    observedGeneration: Type.Optional(count()),
     conditions: Type.Optional(
       Type.Array(releaseCondition, {
         maxItems: 8,

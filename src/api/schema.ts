@@ -5,24 +5,51 @@
 import { Type } from "@sinclair/typebox";
 import type { Static } from "@sinclair/typebox";
 import {
+  boundedMap,
   cel,
+  count,
+  dateTime,
   defaulted,
   dnsLabel,
   dnsSubdomain,
   DURATION,
+  extendedResourceName,
+  isQualifiedName,
   LABEL_VALUE,
-  QUALIFIED_NAME,
+  qualifiedName,
   quantity,
   quantityAtMost,
   SEMVER,
+  STORAGE_QUANTITY,
   uniqueBy,
 } from "./schema-kit.js";
 import type { Resolved } from "./schema-kit.js";
+import { MAX_MESSAGE } from "./messages.js";
 
 /** The largest replica count any component accepts, so a typo cannot ask for a million pods. */
 export const MAX_REPLICAS = 100;
 /** The largest volume any component may request. */
 export const MAX_STORAGE = "64Ti";
+/**
+ * The longest platform name: it is the app.kubernetes.io/instance label of every object the
+ * platform owns, and a label value has at most 63 characters.
+ */
+export const MAX_PLATFORM_NAME = 63;
+/**
+ * A registry host (with an optional port) and path, in the image reference grammar (the
+ * distribution spec): path components are lowercase alphanumerics joined by one '.', one or two
+ * '_', or '-'s ("0-.a" is not one). At most 200 characters, so that with a repository and a tag
+ * appended the name stays within the 255 an image reference may have.
+ */
+const IMAGE_REPOSITORY_PREFIX =
+  "^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?(/[a-z0-9]+(([.]|_|__|-+)[a-z0-9]+)*)*$";
+/** Keys of maps the operator writes, by component name. */
+const COMPONENT_KEYS = {
+  rule: (k: string) => `${k}.size() <= 63`,
+  message: "keys are component names",
+  maxLength: 63,
+  examples: { patterns: ["^[a-z][-a-z]{0,20}$"] },
+};
 
 // ---------------------------------------------------------------- shared pieces
 
@@ -89,13 +116,17 @@ const resources = (defaults: { cpu: string; memory: string }) =>
 const storage = (value: string) =>
   defaulted(
     Type.String({
-      pattern: "^([0-9]+([.][0-9]*)?|[.][0-9]+)([KMGTPE]i|[kMGTPE])?$",
+      pattern: STORAGE_QUANTITY,
       maxLength: 32,
       description: `Size of each pod's persistent volume, e.g. 100Gi (at most ${MAX_STORAGE}). It can grow (if the storage class allows expansion) but never shrink.`,
       ...cel(
         {
           rule: quantityAtMost("self", `'${MAX_STORAGE}'`),
           message: `storage must be at most ${MAX_STORAGE}`,
+        },
+        {
+          rule: "!isQuantity(self) || quantity(self).compareTo(quantity('0')) > 0",
+          message: "storage must be greater than zero",
         },
         {
           rule: quantityAtMost("oldSelf", "self"),
@@ -289,7 +320,7 @@ const SERVICE = { replicas: 2, cpu: "250m", memory: "512Mi" };
 
 const toleration = Type.Object(
   {
-    key: Type.Optional(Type.String({ pattern: QUALIFIED_NAME, maxLength: 316, description: "Taint key." })),
+    key: Type.Optional(qualifiedName("Taint key; absent (with operator Exists) tolerates every taint.")),
     operator: defaulted(
       Type.Union([Type.Literal("Exists"), Type.Literal("Equal")], { description: "Exists or Equal." }),
       "Equal",
@@ -303,17 +334,30 @@ const toleration = Type.Object(
     tolerationSeconds: Type.Optional(
       Type.Integer({
         minimum: 0,
-        description: "For NoExecute: how long the pod stays bound after the taint.",
+        maximum: 31_536_000,
+        description: "For NoExecute: how long the pod stays bound after the taint (at most a year).",
       }),
     ),
   },
   {
     description: "A Kubernetes toleration.",
-    ...cel({
-      rule: "self.operator != 'Exists' || !has(self.value)",
-      message: "a toleration with operator Exists must not have a value",
-      fieldPath: ".value",
-    }),
+    ...cel(
+      {
+        rule: "self.operator != 'Exists' || !has(self.value)",
+        message: "a toleration with operator Exists must not have a value",
+        fieldPath: ".value",
+      },
+      {
+        rule: "has(self.key) || self.operator == 'Exists'",
+        message: "a toleration without a key must use operator Exists (it then tolerates every taint)",
+        fieldPath: ".operator",
+      },
+      {
+        rule: "!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+        message: "tolerationSeconds needs effect NoExecute",
+        fieldPath: ".effect",
+      },
+    ),
   },
 );
 
@@ -325,18 +369,17 @@ const nodePool = (whose: string) =>
   Type.Object(
     {
       nodeSelector: defaulted(
-        Type.Record(
-          Type.String(),
-          Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Label value." }),
-          {
-            maxProperties: 16,
-            description: `Node labels ${whose} require.`,
-            ...cel({
-              rule: `self.all(k, k.matches('${QUALIFIED_NAME}'))`,
-              message: "nodeSelector keys must be valid label keys such as node-pool or example.com/pool",
-            }),
+        boundedMap(Type.String({ pattern: LABEL_VALUE, maxLength: 63, description: "Label value." }), {
+          maxProperties: 16,
+          description: `Node labels ${whose} require.`,
+          keys: {
+            rule: isQualifiedName,
+            message:
+              "nodeSelector keys must be valid label keys such as node-pool or example.com/pool (a name of at most 63 characters, optionally after a DNS prefix of at most 253 and '/')",
+            maxLength: 317,
+            examples: { patterns: ["^([a-z0-9]{1,10}[.][a-z]{2,5}/)?[a-z0-9]([-a-z0-9_.]{0,20}[a-z0-9])?$"] },
           },
-        ),
+        }),
         {},
       ),
       tolerations: defaulted(
@@ -369,8 +412,8 @@ const global = defaulted(
       ),
       imageRegistry: defaulted(
         Type.String({
-          pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
-          maxLength: 255,
+          pattern: IMAGE_REPOSITORY_PREFIX,
+          maxLength: 200,
           description:
             "Registry and path the component images are pulled from (registry/path/<component>:<version>).",
         }),
@@ -378,8 +421,8 @@ const global = defaulted(
       ),
       imageMirror: Type.Optional(
         Type.String({
-          pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
-          maxLength: 255,
+          pattern: IMAGE_REPOSITORY_PREFIX,
+          maxLength: 200,
           description:
             "Air-gapped installs: pull every image the platform runs (infrastructure included) from this registry[/path], keeping each image's repository path and tag/digest (docker.io/library/postgres:16.6 -> <mirror>/library/postgres:16.6). `onto images --version V --registry <mirror>` lists what to copy there.",
         }),
@@ -617,11 +660,7 @@ const intelligencePlane = defaulted(
                     1,
                   ),
                   type: defaulted(
-                    Type.String({
-                      pattern: QUALIFIED_NAME,
-                      maxLength: 253,
-                      description: "Extended resource name of the GPU, e.g. nvidia.com/gpu.",
-                    }),
+                    extendedResourceName("Extended resource name of the GPU, e.g. nvidia.com/gpu."),
                     "nvidia.com/gpu",
                   ),
                 },
@@ -679,7 +718,12 @@ const gateway = defaulted(
               Type.String({
                 pattern: "^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
                 maxLength: 253,
-                description: "Host name of the Ingress, e.g. platform.example.com; required when enabled.",
+                description:
+                  "Host name of the Ingress, e.g. platform.example.com (a DNS name, not an IP address); required when enabled.",
+                ...cel({
+                  rule: "!self.matches('(^|[.])[0-9]+$')",
+                  message: "host must be a DNS name, not an IP address: its last label cannot be all digits",
+                }),
               }),
             ),
             tls: defaulted(Type.Boolean({ description: "Terminate TLS at the Ingress." }), false),
@@ -735,10 +779,19 @@ const observability = defaulted(
             enabled: defaulted(Type.Boolean({ description: "Send traces to Jaeger." }), false),
             jaegerEndpoint: Type.Optional(
               Type.String({
-                pattern: "^https?://[^ ]+$",
+                // An IPv4 address or a DNS name whose last label starts with a letter (a numeric
+                // last label is read as a broken IPv4 address by URL parsers), an optional port of
+                // at most 65535, a path of URL-safe characters: what every consumer parses (render
+                // derives the OTLP endpoint from it).
+                pattern:
+                  "^https?://(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])[.]){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|([a-z0-9]([-a-z0-9]*[a-z0-9])?[.])*[a-z]([-a-z0-9]*[a-z0-9])?)(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[-A-Za-z0-9._~%/]*)?$",
                 maxLength: 512,
                 description:
-                  "Jaeger collector URL, e.g. http://jaeger:14268/api/traces; required when enabled.",
+                  "Jaeger collector URL, e.g. http://jaeger:14268/api/traces (a host name, an optional port, a path); required when enabled.",
+                ...cel({
+                  rule: "!self.contains('xn--')",
+                  message: "jaegerEndpoint: use an ASCII host name or an IP address (no xn-- labels)",
+                }),
               }),
             ),
           },
@@ -779,6 +832,42 @@ const observability = defaulted(
   {},
 );
 
+/** The quota resource names without '/' the API server knows (its standardQuotaResources). */
+const STANDARD_QUOTA_RESOURCES = [
+  "cpu",
+  "memory",
+  "ephemeral-storage",
+  "requests.cpu",
+  "requests.memory",
+  "requests.storage",
+  "requests.ephemeral-storage",
+  "limits.cpu",
+  "limits.memory",
+  "limits.ephemeral-storage",
+  "pods",
+  "resourcequotas",
+  "services",
+  "replicationcontrollers",
+  "secrets",
+  "persistentvolumeclaims",
+  "configmaps",
+  "services.nodeports",
+  "services.loadbalancers",
+];
+/** Of those, the ones counted in whole numbers (the API server's integerResources). */
+const INTEGER_QUOTA_RESOURCES = [
+  "pods",
+  "resourcequotas",
+  "services",
+  "replicationcontrollers",
+  "secrets",
+  "configmaps",
+  "persistentvolumeclaims",
+  "services.nodeports",
+  "services.loadbalancers",
+];
+const celList = (items: string[]): string => `[${items.map((i) => `'${i}'`).join(", ")}]`;
+
 const tenancy = defaulted(
   Type.Object(
     {
@@ -790,14 +879,33 @@ const tenancy = defaulted(
         "none",
       ),
       resourceQuota: Type.Optional(
-        Type.Record(Type.String(), quantity("Quota amount."), {
+        boundedMap(quantity("Quota amount."), {
           maxProperties: 32,
           description:
-            "ResourceQuota hard limits of the namespace, by quota resource name: requests.cpu, requests.memory, limits.cpu, limits.memory, pods, ...",
-          ...cel({
-            rule: "self.all(k, k.matches('^[a-z0-9]([-a-z0-9._/]*[a-z0-9])?$'))",
-            message: "resourceQuota keys must be quota resource names such as requests.cpu or count/pods",
-          }),
+            "ResourceQuota hard limits of the namespace, by quota resource name: requests.cpu, requests.memory, limits.cpu, limits.memory, pods, count/deployments.apps, requests.nvidia.com/gpu, ... Counts (pods, services, count/..., extended resources) must be whole numbers.",
+          keys: {
+            rule: (k) =>
+              `${isQualifiedName(k)} && (${k}.contains('/') || ${k} in ${celList(STANDARD_QUOTA_RESOURCES)} || ${k}.startsWith('hugepages-') || ${k}.startsWith('requests.hugepages-'))`,
+            message:
+              "resourceQuota keys must be quota resource names: a standard one (requests.cpu, limits.memory, pods, ...) or a qualified name with '/' such as count/pods",
+            maxLength: 317,
+            examples: {
+              names: [
+                ...STANDARD_QUOTA_RESOURCES,
+                "count/pods",
+                "count/deployments.apps",
+                "requests.nvidia.com/gpu",
+              ],
+            },
+          },
+          rules: [
+            {
+              // The API server's IsIntegerResourceName: the standard counts and extended resources.
+              rule: `self.all(k, !(k in ${celList(INTEGER_QUOTA_RESOURCES)} || (k.contains('/') && !k.contains('kubernetes.io/') && !k.startsWith('requests.'))) || !isQuantity(self[k]) || quantity(self[k]).isInteger())`,
+              message:
+                "counted quota resources (pods, services, count/..., extended resources) take whole numbers",
+            },
+          ],
         }),
       ),
       networkPolicy: defaulted(
@@ -1057,9 +1165,9 @@ const condition = Type.Object(
     }),
     status: Type.Union([Type.Literal("True"), Type.Literal("False"), Type.Literal("Unknown")]),
     reason: Type.String({ maxLength: 128, description: "One CamelCase word a program can match." }),
-    message: Type.String({ maxLength: 4096, description: "What a person should know or do." }),
-    lastTransitionTime: Type.String({ format: "date-time", description: "When status last changed." }),
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    message: Type.String({ maxLength: MAX_MESSAGE, description: "What a person should know or do." }),
+    lastTransitionTime: dateTime("When status last changed."),
+    observedGeneration: Type.Optional(count()),
   },
   { description: "A Kubernetes condition." },
 );
@@ -1068,13 +1176,13 @@ const planeState = Type.Union([Type.Literal("Ready"), Type.Literal("NotReady"), 
 
 const componentState = Type.Object(
   {
-    ready: Type.Integer({ minimum: 0, description: "Ready pods." }),
-    desired: Type.Integer({ minimum: 0, description: "Desired pods." }),
+    ready: count("Ready pods."),
+    desired: count("Desired pods."),
     phase: Type.Union(
       [Type.Literal("Pending"), Type.Literal("Progressing"), Type.Literal("Ready"), Type.Literal("Degraded")],
       { description: "State of the component." },
     ),
-    message: Type.Optional(Type.String({ maxLength: 4096 })),
+    message: Type.Optional(Type.String({ maxLength: MAX_MESSAGE })),
     version: Type.Optional(Type.String({ maxLength: 64, description: "Version the component runs." })),
   },
   { description: "State of one component." },
@@ -1103,20 +1211,19 @@ const upgradeStatus = Type.Object(
     step: Type.Optional(
       Type.String({ maxLength: 64, description: "Step within the component (e.g. Canary, Soak, Rollout)." }),
     ),
-    startedAt: Type.String({ format: "date-time" }),
-    stepStartedAt: Type.Optional(
-      Type.String({ format: "date-time", description: "When the current step began." }),
-    ),
-    finishedAt: Type.Optional(Type.String({ format: "date-time" })),
+    startedAt: dateTime(),
+    stepStartedAt: Type.Optional(dateTime("When the current step began.")),
+    finishedAt: Type.Optional(dateTime()),
     completedComponents: Type.Array(Type.String({ maxLength: 64 }), {
       maxItems: 64,
       description: "Components already running the target version.",
     }),
     planned: Type.Optional(
-      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 64 }), {
+      boundedMap(Type.String({ maxLength: 64 }), {
         maxProperties: 64,
         description:
           "Components this upgrade changes (their image differs), each with the version it ran before; a rollback returns it there.",
+        keys: COMPONENT_KEYS,
       }),
     ),
     progress: Type.Optional(
@@ -1132,7 +1239,7 @@ const upgradeStatus = Type.Object(
       Type.Object({
         component: Type.String({ maxLength: 64 }),
         reason: Type.String({ maxLength: 128 }),
-        message: Type.String({ maxLength: 4096 }),
+        message: Type.String({ maxLength: MAX_MESSAGE }),
       }),
     ),
     pointOfNoReturn: Type.Optional(
@@ -1145,7 +1252,7 @@ const upgradeStatus = Type.Object(
             description: "The release that marks the step irreversible.",
           }),
           reason: Type.String({ maxLength: 512 }),
-          at: Type.String({ format: "date-time", description: "When the step started." }),
+          at: dateTime("When the step started."),
         },
         {
           description:
@@ -1161,8 +1268,8 @@ const memoryOverride = Type.Object(
   {
     memoryLimit: quantity("Raised memory limit."),
     memoryRequest: Type.Optional(quantity("Raised memory request, when it had to follow the limit.")),
-    raisedAt: Type.String({ format: "date-time" }),
-    raises: Type.Integer({ minimum: 0, description: "How many times the limit was raised." }),
+    raisedAt: dateTime(),
+    raises: count("How many times the limit was raised."),
     atCap: Type.Boolean({ description: "The limit reached selfHealing.maxMemory." }),
   },
   { description: "Memory raised after OOM kills." },
@@ -1190,7 +1297,7 @@ const verticalState = Type.Object(
     applied: Type.Optional(
       resourceAmounts("Requests the operator set from the recommendation (mode Apply), within bounds."),
     ),
-    appliedAt: Type.Optional(Type.String({ format: "date-time", description: "When applied last changed." })),
+    appliedAt: Type.Optional(dateTime("When applied last changed.")),
   },
   { description: "The VerticalPodAutoscaler's recommendation for one component and what was applied." },
 );
@@ -1199,12 +1306,12 @@ export const OntoPlatformStatusSchema = Type.Object(
   {
     phase: Type.Optional(platformPhase),
     version: Type.Optional(Type.String({ maxLength: 64, description: "Version the platform fully runs." })),
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    observedGeneration: Type.Optional(count()),
     ready: Type.Optional(
       Type.String({ maxLength: 16, description: "Ready components over enabled components, e.g. 14/14." }),
     ),
-    readyComponents: Type.Optional(Type.Integer({ minimum: 0 })),
-    totalComponents: Type.Optional(Type.Integer({ minimum: 0 })),
+    readyComponents: Type.Optional(count()),
+    totalComponents: Type.Optional(count()),
     conditions: Type.Optional(
       Type.Array(condition, {
         maxItems: 32,
@@ -1225,21 +1332,27 @@ export const OntoPlatformStatusSchema = Type.Object(
       ),
     ),
     componentStatuses: Type.Optional(
-      Type.Record(Type.String(), componentState, { description: "State per component, by component name." }),
+      boundedMap(componentState, {
+        maxProperties: 64,
+        description: "State per component, by component name.",
+        keys: COMPONENT_KEYS,
+      }),
     ),
     upgrade: Type.Optional(upgradeStatus),
     healing: Type.Optional(
       Type.Object(
         {
           memoryOverrides: Type.Optional(
-            Type.Record(Type.String(), memoryOverride, {
+            boundedMap(memoryOverride, {
+              maxProperties: 64,
               description: "Raised memory limits, by component name.",
+              keys: COMPONENT_KEYS,
             }),
           ),
           recentActions: Type.Optional(
             Type.Array(
               Type.Object({
-                at: Type.String({ format: "date-time" }),
+                at: dateTime(),
                 component: Type.String({ maxLength: 64 }),
                 action: Type.String({ maxLength: 64 }),
               }),
@@ -1266,16 +1379,16 @@ export const OntoPlatformStatusSchema = Type.Object(
                   description:
                     "What holds it: OperatorChange (a newer operator's render), MaintenanceWindow (outside every window), FleetLimit.",
                 }),
-                since: Type.String({ format: "date-time", description: "When it started waiting." }),
+                since: dateTime("When it started waiting."),
               }),
               { maxItems: 64, description: "Pod restarts the operator holds back, by workload." },
             ),
           ),
           nextWindow: Type.Optional(
-            Type.String({ format: "date-time", description: "When the next maintenance window opens." }),
+            dateTime("When the next maintenance window opens."),
           ),
           windowOpenUntil: Type.Optional(
-            Type.String({ format: "date-time", description: "When the open maintenance window closes." }),
+            dateTime("When the open maintenance window closes."),
           ),
           restarting: Type.Optional(
             Type.Array(Type.String({ maxLength: 128 }), {
@@ -1289,10 +1402,11 @@ export const OntoPlatformStatusSchema = Type.Object(
       ),
     ),
     verticalScaling: Type.Optional(
-      Type.Record(Type.String(), verticalState, {
+      boundedMap(verticalState, {
         maxProperties: 64,
         description:
           "Recommendations of the VerticalPodAutoscalers by component name, and the requests applied from them (persisted, so a restart renders the same requests).",
+        keys: COMPONENT_KEYS,
       }),
     ),
   },

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { kubernetesCelEnvironment } from "./kubernetes-cel.js";
 import { OntoPlatformSpecSchema } from "./schema.js";
 import type { CelRule } from "./schema-kit.js";
-import { validateOntoPlatform, validateSpec } from "./validate.js";
+import { validateOntoPlatform, validateSpec, RULES_NOT_CHECKED } from "./validate.js";
 
 function allRules(node: unknown, out: CelRule[] = []): CelRule[] {
   if (typeof node !== "object" || node === null) return out;
@@ -65,7 +65,10 @@ describe("validateOntoPlatform", () => {
       version: "1.0.0",
       gateway: { replicas: "three", ingress: { enabled: true } },
     });
-    expect(issues).toEqual([{ path: "spec.gateway.replicas", message: "Expected integer" }]);
+    expect(issues).toEqual([
+      { path: "spec.gateway.replicas", message: "Expected integer" },
+      { path: "", message: RULES_NOT_CHECKED },
+    ]);
   });
 
   it("evaluates transition rules only when given the old object", () => {

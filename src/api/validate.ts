@@ -10,7 +10,7 @@ import type { ParseResult } from "@marcbachmann/cel-js";
 import { API_VERSION, KIND, RELEASE_KIND } from "./constants.js";
 import { kubernetesCelEnvironment } from "./kubernetes-cel.js";
 import { OntoReleaseSpecSchema } from "./release-schema.js";
-import { OntoPlatformSpecSchema } from "./schema.js";
+import { MAX_PLATFORM_NAME, OntoPlatformSpecSchema } from "./schema.js";
 import type { CelRule } from "./schema-kit.js";
 import { DNS_SUBDOMAIN } from "./schema-kit.js";
 
@@ -25,8 +25,8 @@ export interface ValidationIssue {
 type Node = Record<string, unknown>;
 
 /**
- * Errors after which the API server skips CEL rules ("some validation rules were not checked
- * because the object was invalid"): a wrong type, an unsupported enum value, a missing field.
+ * Errors after which the API server skips CEL rules (its hasBlockingErr): a wrong type, an
+ * unsupported enum value, a missing field, a string too long, a list or map with too many items.
  */
 const BLOCKING_ERRORS = new Set<ValueErrorType>([
   ValueErrorType.Array,
@@ -37,7 +37,14 @@ const BLOCKING_ERRORS = new Set<ValueErrorType>([
   ValueErrorType.String,
   ValueErrorType.Union,
   ValueErrorType.ObjectRequiredProperty,
+  ValueErrorType.StringMaxLength,
+  ValueErrorType.ArrayMaxItems,
+  ValueErrorType.ObjectMaxProperties,
 ]);
+
+/** The API server's own cause when it skipped the CEL rules; it names no field. */
+export const RULES_NOT_CHECKED =
+  "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
 const strictSpecSchema = strict(OntoPlatformSpecSchema);
 const strictReleaseSchema = strict(OntoReleaseSpecSchema);
@@ -60,9 +67,16 @@ export function validateOntoPlatform(doc: unknown, old?: unknown): ValidationIss
   if (doc.kind !== KIND)
     issues.push({ path: "kind", message: `must be ${KIND}, got ${JSON.stringify(doc.kind)}` });
   const metadata = doc.metadata;
+  let blocking = false;
   if (!isObject(metadata) || typeof metadata.name !== "string" || metadata.name === "") {
     issues.push({ path: "metadata.name", message: "Required value: name is required" });
-  } else if (metadata.name.length > 253 || !new RegExp(DNS_SUBDOMAIN).test(metadata.name)) {
+  } else if (metadata.name.length > MAX_PLATFORM_NAME) {
+    blocking = true;
+    issues.push({
+      path: "metadata.name",
+      message: `Too long: may not be more than ${MAX_PLATFORM_NAME} bytes (the name is a label value of every object the platform owns)`,
+    });
+  } else if (!new RegExp(DNS_SUBDOMAIN).test(metadata.name)) {
     issues.push({
       path: "metadata.name",
       message:
@@ -77,12 +91,15 @@ export function validateOntoPlatform(doc: unknown, old?: unknown): ValidationIss
     issues.push({ path: "spec", message: "Required value: spec is required" });
     return issues;
   }
-  return [...issues, ...validateSpec(doc.spec, isObject(old) ? old.spec : undefined)];
+  return [...issues, ...validateSpec(doc.spec, isObject(old) ? old.spec : undefined, blocking)];
 }
 
-/** Validates a spec as written (defaults are applied first, as the API server does). */
-export function validateSpec(spec: unknown, oldSpec?: unknown): ValidationIssue[] {
-  return validateWith(OntoPlatformSpecSchema, strictSpecSchema, spec, oldSpec);
+/**
+ * Validates a spec as written (defaults are applied first, as the API server does).
+ * `blocked`: an error outside the spec already stops the CEL rules (metadata.name too long).
+ */
+export function validateSpec(spec: unknown, oldSpec?: unknown, blocked = false): ValidationIssue[] {
+  return validateWith(OntoPlatformSpecSchema, strictSpecSchema, spec, oldSpec, blocked);
 }
 
 /** Validates a parsed OntoRelease document (cluster-scoped: no namespace). */
@@ -113,10 +130,11 @@ function validateWith(
   strictSchema: Node,
   spec: unknown,
   oldSpec: unknown,
+  blocked = false,
 ): ValidationIssue[] {
   const defaulted = Value.Default(schema, structuredClone(spec));
   const issues: ValidationIssue[] = [];
-  let blocking = false;
+  let blocking = blocked;
   for (const error of Value.Errors(strictSchema as unknown as TSchema, defaulted)) {
     // A missing required field is reported once, as Required value, not also as a wrong type.
     if (error.value === undefined && error.type !== ValueErrorType.ObjectRequiredProperty) continue;
@@ -126,8 +144,9 @@ function validateWith(
       message: describe(error.type, error.message, error.schema),
     });
   }
-  // Like the API server, evaluate CEL only when no blocking error was found.
-  if (!blocking) {
+  // Like the API server, evaluate CEL only when no blocking error was found, and say so.
+  if (blocking) issues.push({ path: "", message: RULES_NOT_CHECKED });
+  else {
     const old = oldSpec === undefined ? undefined : Value.Default(schema, structuredClone(oldSpec));
     checkRules(schema, defaulted, old, "spec", issues);
   }

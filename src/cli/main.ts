@@ -1,19 +1,16 @@
 // The `onto` program (also `kubectl onto`): one commander tree, each command in its own
-// module under commands/. Exit codes: 0 success, 1 the command found problems (invalid spec,
-// drift, failed upgrade), 2 usage or environment errors.
+// module under commands/, imported only when it runs (commands/catalog.ts), so a command starts
+// with what it needs and nothing else. Exit codes: 0 success, 1 the command found problems
+// (invalid spec, drift, failed upgrade), 2 usage or environment errors.
 import { Command } from "commander";
-import { clusterCommand } from "./commands/cluster.js";
-import { renderCommand } from "./commands/render.js";
-import { operatorCommand } from "./commands/operator.js";
-import { validateCommand } from "./commands/validate.js";
-import { statusCommand } from "./commands/status.js";
-import { upgradeCommand } from "./commands/upgrade.js";
-import { pauseCommand, resumeCommand } from "./commands/pause.js";
-import { diffCommand } from "./commands/diff.js";
-import { demoCommand } from "./commands/demo.js";
-import { imagesCommand } from "./commands/images.js";
+import { COMMANDS, type CommandEntry } from "./commands/catalog.js";
 
-export function buildProgram(): Command {
+/**
+ * The program with the commands `argv` (the user's arguments) can reach: the one it names, or,
+ * for the top-level help and unknown commands, every command as its catalog entry (description
+ * and usage, enough for the help and for commander's "did you mean").
+ */
+export async function buildProgram(argv: string[] = process.argv.slice(2)): Promise<Command> {
   const program = new Command("onto")
     .description("Operate coomia-dip platforms described by OntoPlatform resources")
     .showHelpAfterError()
@@ -22,18 +19,23 @@ export function buildProgram(): Command {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version") process.exit(0);
       process.exit(2);
     });
-  program.addCommand(clusterCommand());
-  program.addCommand(renderCommand());
-  program.addCommand(operatorCommand());
-  program.addCommand(validateCommand());
-  program.addCommand(statusCommand());
-  program.addCommand(upgradeCommand());
-  program.addCommand(pauseCommand());
-  program.addCommand(resumeCommand());
-  program.addCommand(diffCommand());
-  program.addCommand(imagesCommand());
-  program.addCommand(demoCommand());
+  const named = argv[0] === "help" ? argv[1] : argv[0];
+  const entry = COMMANDS.find((c) => c.name === named);
+  if (entry) {
+    program.addCommand(await entry.load());
+    return program;
+  }
+  const terms = new Map(COMMANDS.map((c) => [c.name, c.term]));
+  program.configureHelp({
+    subcommandTerm: (cmd) => terms.get(cmd.name()) ?? cmd.name(),
+  });
+  for (const c of COMMANDS) program.addCommand(placeholder(c));
   return program;
+}
+
+/** A catalog entry standing in for its command in the top-level help; never run. */
+function placeholder(entry: CommandEntry): Command {
+  return new Command(entry.name).description(entry.summary);
 }
 
 // A reader that goes away (`onto status x | head -1`) is not an error: stop quietly.
@@ -44,9 +46,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-await buildProgram()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : String(err));
-    process.exit(2);
-  });
+await (await buildProgram()).parseAsync(process.argv).catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : String(err));
+  process.exit(2);
+});

@@ -181,6 +181,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   // Make sure the caches the reconciler reads exist before the manager starts them.
   for (const namespace of scoped.length > 0 ? scoped : [""]) cache(PLATFORM_REF, namespace);
   cache({ apiVersion: "v1", kind: "Namespace" }, "");
+  cache({ apiVersion: "v1", kind: "Node" }, "");
 
   await manager.start();
   return {

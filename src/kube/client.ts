@@ -11,7 +11,7 @@ import {
   type ResponseContext,
 } from "@kubernetes/client-node";
 import { Discovery, apiVersionPath } from "./discovery.js";
-import { ConnectionError, NotFoundError, apiError, isStatus } from "./errors.js";
+import { ConnectionError, NotFoundError, WriteRefusedError, apiError, isStatus } from "./errors.js";
 import {
   refOf,
   type KindRef,
@@ -25,6 +25,9 @@ import {
 export const FIELD_MANAGER = "onto-operator";
 
 export type RequestObserver = (record: RequestRecord) => void;
+
+/** Asked right before every write is sent: a reason refuses it (WriteRefusedError), undefined lets it go. */
+export type WriteGate = () => string | undefined;
 
 export interface KubeClientOptions {
   /** Server-side apply field manager; one name for everything the operator owns. */
@@ -56,6 +59,8 @@ export interface WatchOptions {
   /** The server ends the watch after this long (it then ends cleanly). */
   timeoutSeconds?: number;
   signal?: AbortSignal;
+  /** Called once the server has answered the watch with 200: the connection is up. */
+  onOpen?: () => void;
 }
 
 export interface ApplyOptions {
@@ -98,6 +103,8 @@ export class KubeClient {
   private readonly pool: { dispatcher?: Dispatcher } = {};
   /** Aborts every request of this view (see withSignal). */
   private signal: AbortSignal | undefined;
+  // Views made by withSignal read it through their prototype, so one gate covers them all.
+  private writeGate: WriteGate | undefined;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -113,8 +120,18 @@ export class KubeClient {
   }
 
   /**
+   * Every write (POST, PUT, PATCH, DELETE) of this client and of its withSignal views asks `gate`
+   * first, at the last moment before it is sent; leader election uses it so that only a leader
+   * with a valid lease writes.
+   */
+  setWriteGate(gate: WriteGate | undefined): void {
+    this.writeGate = gate;
+  }
+
+  /**
    * The same client, every request of which is aborted when `signal` aborts (a reconcile that is
-   * cancelled stops waiting for the API server). Shares connections, discovery and request hooks.
+   * cancelled stops waiting for the API server). Shares connections, discovery, request hooks and
+   * the write gate.
    */
   withSignal(signal: AbortSignal): KubeClient {
     const view = Object.create(this) as KubeClient;
@@ -260,6 +277,7 @@ export class KubeClient {
     if (response.httpStatusCode !== 200) {
       throw apiError(response.httpStatusCode, await parseBody(response), "WATCH", path);
     }
+    opts.onOpen?.();
     const stream = response.body.stream();
     if (!stream) return;
     const reader = stream.getReader();
@@ -355,6 +373,11 @@ export class KubeClient {
     const signals = [spec.signal, this.signal].filter((s): s is AbortSignal => s !== undefined);
     if (!spec.streaming) signals.push(AbortSignal.timeout(this.requestTimeoutMs));
     if (signals.length) ctx.setSignal(signals.length === 1 ? signals[0]! : AbortSignal.any(signals));
+    if (method !== "GET" && this.writeGate) {
+      // Nothing asynchronous between this check and the send below.
+      const refused = this.writeGate();
+      if (refused !== undefined) throw new WriteRefusedError(method, path, refused);
+    }
     const started = performance.now();
     try {
       const response = await this.http.send(ctx).toPromise();

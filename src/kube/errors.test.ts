@@ -8,7 +8,9 @@ import {
   KubeApiError,
   NotFoundError,
   TooManyRequestsError,
+  ConnectionError,
   apiError,
+  isServerUnavailable,
 } from "./errors.js";
 
 const status = (code: number, reason: string, extra: object = {}): object => ({
@@ -63,5 +65,18 @@ describe("apiError", () => {
     expect(err.message).toContain("spec.replicas: must be >= 0");
     expect(err.code).toBe(422);
     expect(err.reason).toBe("Invalid");
+  });
+});
+
+describe("isServerUnavailable", () => {
+  it("is true for no answer, 5xx and 429, also as the cause of another error, and false otherwise", () => {
+    const refused = new ConnectionError("GET", "/api", new Error("connect ECONNREFUSED"));
+    expect(isServerUnavailable(refused)).toBe(true);
+    expect(isServerUnavailable(apiError(503, status(503, "ServiceUnavailable"), "GET", "/x"))).toBe(true);
+    expect(isServerUnavailable(apiError(429, status(429, "TooManyRequests"), "GET", "/x"))).toBe(true);
+    expect(isServerUnavailable(new Error("apply failed for 3 object(s)", { cause: refused }))).toBe(true);
+    expect(isServerUnavailable(apiError(422, status(422, "Invalid"), "PATCH", "/x"))).toBe(false);
+    expect(isServerUnavailable(new Error("render failed"))).toBe(false);
+    expect(isServerUnavailable("a string")).toBe(false);
   });
 });

@@ -105,6 +105,21 @@ export class ConnectionError extends Error {
   }
 }
 
+/**
+ * The write was not sent: this process may not write now (with leader election: its lease is
+ * not known valid). Nothing reached the API server.
+ */
+export class WriteRefusedError extends Error {
+  override name = "WriteRefusedError";
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${method} ${path}: not sent: ${reason}`);
+  }
+}
+
 /** The server does not serve this apiVersion/kind (CRD missing, API group not enabled). */
 export class UnknownResourceError extends Error {
   override name = "UnknownResourceError";
@@ -120,4 +135,17 @@ function describeCause(cause: unknown): string {
   if (!(cause instanceof Error)) return String(cause);
   const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : "";
   return `${cause.message}${inner}`;
+}
+
+/**
+ * Whether `err` (or an error it was caused by) says the API server was unreachable or failing
+ * (no answer, 5xx, 429) rather than anything about the request: retrying later is all there is to
+ * do, and it says nothing about the object the request was for.
+ */
+export function isServerUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ConnectionError) return true;
+    if (e instanceof KubeApiError && (e.code >= 500 || e.code === 429)) return true;
+  }
+  return false;
 }

@@ -10,6 +10,7 @@ export {
   type ListResult,
   type RequestObserver,
   type WatchOptions,
+  type WriteGate,
 } from "./client.js";
 export { Discovery, apiVersionPath, type ApiResource } from "./discovery.js";
 export * from "./errors.js";

@@ -16,6 +16,17 @@ export function checksumOf(data: Readonly<Record<string, string>>): string {
   return hash.digest("hex");
 }
 
+/** JSON with every object's keys sorted: the same content gives the same text whatever the order it was built in. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
 /** A short, DNS-safe suffix derived from content. */
 export function shortHash(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 8);

@@ -1,7 +1,13 @@
 // The render context: the input plus what every family derives from it the same way
 // (owner metadata, images per upgrade step, resources with healing overrides, the common
 // WorkloadInput fields), so no family repeats those rules.
-import { componentByName, componentSpec, type ComponentInfo, type ComponentName } from "../api/index.js";
+import {
+  MAX_PLATFORM_NAME,
+  componentByName,
+  componentSpec,
+  type ComponentInfo,
+  type ComponentName,
+} from "../api/index.js";
 import { imageFor, releaseFor } from "../release/index.js";
 import type { RenderInput } from "./input.js";
 import type { Owner } from "./meta.js";
@@ -16,10 +22,11 @@ export interface RenderContext extends RenderInput {
 }
 
 export function createContext(input: RenderInput): RenderContext {
-  if (input.platform.name.length > 63) {
-    // The name is the app.kubernetes.io/instance label of every object, and label values stop at 63.
+  if (input.platform.name.length > MAX_PLATFORM_NAME) {
+    // The name is the app.kubernetes.io/instance label of every object, and label values stop at
+    // 63. The CRD refuses such names; this guards platforms stored before it did.
     throw new Error(
-      `metadata.name: "${input.platform.name}" is ${input.platform.name.length} characters; a platform name may have at most 63 (it is used as a label value)`,
+      `metadata.name: "${input.platform.name}" is ${input.platform.name.length} characters; a platform name may have at most ${MAX_PLATFORM_NAME} (it is used as a label value)`,
     );
   }
   const g = input.spec.global;
@@ -30,9 +37,20 @@ export function createContext(input: RenderInput): RenderContext {
       imagePullSecrets: [...g.imagePullSecrets],
       storageClass: g.storageClass,
       nodeSelector: { ...g.nodePool.nodeSelector },
-      tolerations: g.nodePool.tolerations.map((t) => ({ ...t })),
+      tolerations: g.nodePool.tolerations.map(asStored),
     },
   };
+}
+
+/**
+ * A toleration as the API server stores it: an empty value is omitted (omitempty), so it is
+ * rendered absent and the object read back equals the object applied (no drift on every pass).
+ */
+function asStored<T extends { value?: string | undefined }>({
+  value,
+  ...rest
+}: T): Omit<T, "value"> & { value?: string } {
+  return value ? { ...rest, value } : rest;
 }
 
 /**
@@ -45,8 +63,8 @@ export function placementFor(ctx: RenderContext, name: ComponentName): PodPlacem
   const own = componentSpec(ctx.spec, info(name)).nodePool;
   if (!own) return ctx.placement;
   const tolerations = [...ctx.placement.tolerations];
-  for (const t of own.tolerations) {
-    if (!tolerations.some((have) => JSON.stringify(have) === JSON.stringify(t))) tolerations.push({ ...t });
+  for (const t of own.tolerations.map(asStored)) {
+    if (!tolerations.some((have) => JSON.stringify(have) === JSON.stringify(t))) tolerations.push(t);
   }
   return {
     ...ctx.placement,

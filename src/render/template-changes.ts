@@ -46,6 +46,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "template",
     why: "every container reports its last log lines on failure (terminationMessagePolicy FallbackToLogsOnError); distributed MinIO waits until its own name resolves to its address",
   },
+  {
+    revision: 4,
+    components: "all",
+    kinds: ["Job"],
+    restart: "none",
+    why: "setup Job names hash their pod spec with sorted keys, so building the same spec in another key order no longer runs a Job again",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -8,7 +8,7 @@
 // and for the reconciler to put on its audit lines), a logger carrying that id, and a signal that
 // aborts when the reconcile must give up (the shutdown bound expired); pass it to the API client
 // with client.withSignal(request.signal).
-import type { KubeObject } from "../kube/index.js";
+import { isServerUnavailable, type KubeObject } from "../kube/index.js";
 import type { RetryLimiterOptions } from "./backoff.js";
 import { RetryLimiter } from "./backoff.js";
 import { jittered, systemClock, type Clock, type Timer } from "./clock.js";
@@ -70,6 +70,11 @@ export interface ControllerOptions {
   /** Every primary object is reconciled at least this often (jittered); 0 turns it off. */
   resyncPeriodMs?: number;
   retry?: RetryLimiterOptions;
+  /**
+   * After a failure caused by an unreachable or failing API server (see isServerUnavailable), the
+   * key is retried after this fixed delay (default 1 s), and its backoff does not grow.
+   */
+  unavailableRetryMs?: number;
 }
 
 export interface ControllerDeps {
@@ -222,7 +227,8 @@ export class Controller {
     } catch (err) {
       result = "error";
       error = err;
-      queue.addRateLimited(key);
+      if (isServerUnavailable(err)) queue.addAfterUnavailable(key, this.opts.unavailableRetryMs ?? 1_000);
+      else queue.addRateLimited(key);
     } finally {
       queue.done(key);
       const durationMs = this.clock.now() - started;

@@ -1,12 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ConnectionError, InvalidError } from "../kube/index.js";
 import { EventRecorder, type EventObject, type EventSeries, type EventSink } from "./events.js";
 
 class RecordingSink implements EventSink {
   created: EventObject[] = [];
   series: { namespace: string; name: string; series: EventSeries }[] = [];
   failCreates = false;
+  /** The API server cannot be reached: creates fail with a ConnectionError. */
+  unreachable = false;
+  attempts = 0;
   async create(event: EventObject): Promise<void> {
-    if (this.failCreates) throw new Error("forbidden");
+    this.attempts++;
+    if (this.unreachable)
+      throw new ConnectionError("POST", "/apis/events.k8s.io/v1/events", new Error("ECONNREFUSED"));
+    if (this.failCreates) throw new InvalidError("invalid", 422, "Invalid", "POST", "/events", undefined);
     this.created.push(event);
   }
   async updateSeries(namespace: string, name: string, series: EventSeries): Promise<void> {
@@ -104,5 +111,63 @@ describe("EventRecorder", () => {
     recorder.normal(pod, "Long", "Log", "x".repeat(5000));
     await recorder.flush();
     expect(sink.created[0]!.note).toHaveLength(1024);
+  });
+
+  it("keeps Events the API server could not take during an outage and sends them when it is back", async () => {
+    sink.unreachable = true;
+    recorder.warning(pod, "OOMKilled", "RaiseMemoryLimit", "limit raised to 768Mi");
+    recorder.normal(other, "Applied", "Reconcile", "3 objects");
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(sink.created).toHaveLength(0);
+    expect(recorder.pendingCount).toBe(2);
+    const attemptsDuringOutage = sink.attempts;
+    // Backoff: 1, 2, 4 s... a handful of tries in 10 s, not one per tick.
+    expect(attemptsDuringOutage).toBeLessThanOrEqual(8);
+    sink.unreachable = false;
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(sink.created.map((e) => e.reason)).toEqual(["OOMKilled", "Applied"]);
+    expect(recorder.pendingCount).toBe(0);
+    expect(recorder.dropped).toBe(0);
+  });
+
+  it("does not retry an Event the server refused on its merits", async () => {
+    sink.failCreates = true;
+    recorder.warning(pod, "Bad", "Reconcile", "x");
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(sink.attempts).toBe(1);
+    expect(recorder.pendingCount).toBe(0);
+  });
+
+  it("bounds what waits: the oldest beyond maxPending, and any older than the series window, are dropped", async () => {
+    recorder = new EventRecorder({
+      controller: "c",
+      instance: "i",
+      sink,
+      maxPending: 3,
+      seriesWindowMs: 60_000,
+    });
+    sink.unreachable = true;
+    for (let i = 0; i < 5; i++)
+      recorder.warning({ ...pod, metadata: { ...pod.metadata, name: `p${i}` } }, "R", "A", "n");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(recorder.pendingCount).toBe(3);
+    expect(recorder.dropped).toBe(2);
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(recorder.pendingCount).toBe(0);
+    expect(recorder.dropped).toBe(5);
+    sink.unreachable = false;
+    await recorder.stop();
+    expect(sink.created).toHaveLength(0);
+  });
+
+  it("writes the repeats of an Event once its delayed create succeeded", async () => {
+    sink.unreachable = true;
+    recorder.warning(pod, "CrashLoop", "Diagnose", "exit 1");
+    recorder.warning(pod, "CrashLoop", "Diagnose", "exit 1");
+    await vi.advanceTimersByTimeAsync(1_500);
+    sink.unreachable = false;
+    await vi.advanceTimersByTimeAsync(40_000);
+    expect(sink.created).toHaveLength(1);
+    expect(sink.series.at(-1)?.series.count).toBe(2);
   });
 });

@@ -2,9 +2,15 @@
 // resourceVersion with bookmarks. A watch that ends cleanly is resumed from the last version seen;
 // 410 Gone (the version was compacted away) triggers a fresh list, diffed against the cache so
 // handlers still see every add, update and delete; any other failure, or a connection that stays
-// silent too long, restarts the watch after an exponential backoff. Unlike client-node's informer
-// it never gives up. Handlers registered late get the cached objects replayed as adds.
-import { GoneError, type KubeClient, type KubeObject } from "../kube/index.js";
+// silent too long, restarts the watch after a backoff. Unlike client-node's informer it never
+// gives up. Handlers registered late get the cached objects replayed as adds.
+//
+// The backoff starts over as soon as the server answers again (a list succeeds or a watch opens),
+// and while the server cannot be reached at all (connection refused or reset) it stays short
+// (backoffUnreachableMaxMs): waiting longer spares nothing (a refused connection costs nothing)
+// and would leave the cache blind for that long after the server is back. An answering but
+// failing server (5xx, 429) is backed off exponentially up to backoffMaxMs.
+import { ConnectionError, GoneError, type KubeClient, type KubeObject } from "../kube/index.js";
 import { exponentialDelay } from "./backoff.js";
 import { jittered, systemClock, type Clock } from "./clock.js";
 import { errorFields, silentLogger, type Logger } from "./logging.js";
@@ -30,6 +36,8 @@ export interface InformerOptions<T extends KubeObject> extends InformerSource {
   watchTimeoutSeconds?: number;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** Longest wait while the server cannot be reached at all (default 1 s). */
+  backoffUnreachableMaxMs?: number;
   clock?: Clock;
   logger?: Logger;
 }
@@ -118,18 +126,24 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private async run(): Promise<void> {
     let needList = true;
+    // Failures since the server last answered; reset by a successful list or an opened watch.
     let failures = 0;
+    const answered = (): void => {
+      failures = 0;
+    };
     while (!this.stopper.signal.aborted) {
       try {
         if (needList) {
           await this.relist();
+          answered();
           needList = false;
         }
-        const sawEvents = await this.watchOnce();
+        const started = this.clock.now();
+        const sawEvents = await this.watchOnce(answered);
         // A watch that closes at once with nothing in it is a failure, or we would spin.
-        if (sawEvents) failures = 0;
-        else if (!this.stopper.signal.aborted)
-          await this.clock.sleep(this.delay(failures++), this.stopper.signal);
+        const quick = this.clock.now() - started < 1_000;
+        if (!sawEvents && quick && !this.stopper.signal.aborted)
+          await this.clock.sleep(this.delay(failures++, false), this.stopper.signal);
       } catch (err) {
         if (this.stopper.signal.aborted) break;
         if (err instanceof GoneError) {
@@ -139,17 +153,19 @@ export class Informer<T extends KubeObject = KubeObject> {
           continue;
         }
         this.stats.restartsAfterError++;
-        const delay = this.delay(failures++);
+        const delay = this.delay(failures++, err instanceof ConnectionError);
         this.log.warn({ ...errorFields(err), retryInMs: Math.round(delay) }, "watch failed; restarting");
         await this.clock.sleep(delay, this.stopper.signal);
       }
     }
   }
 
-  private delay(failures: number): number {
-    return jittered(
-      exponentialDelay(failures, this.opts.backoffBaseMs ?? 200, this.opts.backoffMaxMs ?? 30_000),
-    );
+  /** The wait before the next attempt; short while the server cannot be reached at all. */
+  private delay(failures: number, unreachable: boolean): number {
+    const max = unreachable
+      ? Math.min(this.opts.backoffUnreachableMaxMs ?? 1_000, this.opts.backoffMaxMs ?? 30_000)
+      : (this.opts.backoffMaxMs ?? 30_000);
+    return jittered(exponentialDelay(failures, this.opts.backoffBaseMs ?? 200, max));
   }
 
   private async relist(): Promise<void> {
@@ -174,7 +190,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /** Watches until the server ends the watch; says whether anything arrived. */
-  private async watchOnce(): Promise<boolean> {
+  private async watchOnce(onOpen: () => void): Promise<boolean> {
     const { apiVersion, kind, namespace, labelSelector, fieldSelector } = this.opts;
     const abort = new AbortController();
     this.currentWatch = abort;
@@ -197,6 +213,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         allowWatchBookmarks: true,
         timeoutSeconds: Math.floor(minTimeout + Math.random() * minTimeout),
         signal: AbortSignal.any([abort.signal, this.stopper.signal]),
+        onOpen,
       });
       for await (const event of events) {
         sawEvents = true;

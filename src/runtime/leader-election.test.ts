@@ -46,6 +46,9 @@ interface Candidate {
   running: Promise<void>;
   workRuns: number;
   working: boolean;
+  /** How many times the work returned. */
+  ended: number;
+  lost: string[];
 }
 
 let store: MemoryLeases;
@@ -66,14 +69,24 @@ function candidate(identity: string): Candidate {
     leaseDurationMs: 15_000,
     renewDeadlineMs: 10_000,
     retryPeriodMs: 2_000,
+    onLost: (reason) => c.lost.push(reason),
   });
   const stop = new AbortController();
-  const c: Candidate = { elector, stop, running: Promise.resolve(), workRuns: 0, working: false };
+  const c: Candidate = {
+    elector,
+    stop,
+    running: Promise.resolve(),
+    workRuns: 0,
+    working: false,
+    ended: 0,
+    lost: [],
+  };
   c.running = elector.run(stop.signal, async (signal) => {
     c.workRuns++;
     c.working = true;
     await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
     c.working = false;
+    c.ended++;
   });
   return c;
 }
@@ -135,6 +148,47 @@ describe("LeaderElector", () => {
     a.stop.abort();
     b.stop.abort();
     await Promise.all([a.running, b.running]);
+  });
+
+  it("writes stop before the standby can take over when the leader cannot renew", async () => {
+    const a = candidate("a");
+    await vi.advanceTimersByTimeAsync(10);
+    const b = candidate("b");
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(a.elector.writeBlock()).toBeUndefined();
+    store.unreachable.add("a");
+    let refusedAt = 0;
+    let bLeadsAt = 0;
+    while (!bLeadsAt) {
+      await vi.advanceTimersByTimeAsync(50);
+      if (!refusedAt && a.elector.writeBlock() !== undefined) refusedAt = Date.now();
+      if (b.elector.isLeader()) bLeadsAt = Date.now();
+    }
+    expect(refusedAt).toBeGreaterThan(0);
+    // The margin is leaseDuration - renewDeadline (5 s) at least.
+    expect(bLeadsAt - refusedAt).toBeGreaterThanOrEqual(4_000);
+    expect(a.lost).toHaveLength(1);
+    a.stop.abort();
+    b.stop.abort();
+    await Promise.all([a.running, b.running]);
+  });
+
+  it("a leader frozen past its lease refuses writes on its first tick back and reports the loss once", async () => {
+    const a = candidate("a");
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(a.elector.holdsLease()).toBe(true);
+    expect(a.elector.writeBlock()).toBeUndefined();
+    // A freeze: the clock moves on, no timer or request of this process runs meanwhile.
+    vi.setSystemTime(Date.now() + 20_000);
+    expect(a.elector.writeBlock()).toMatch(/not known valid/);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.elector.writeBlock()).toMatch(/not the leader/);
+    await vi.advanceTimersByTimeAsync(1);
+    // The work was aborted at once (alone, it campaigns again and wins its own expired lease).
+    expect(a.ended).toBe(1);
+    expect(a.lost).toEqual([expect.stringMatching(/lease not renewed for/)]);
+    a.stop.abort();
+    await a.running;
   });
 
   it("a clean stop waits for the work, releases the lease, and the standby takes over at its next retry", async () => {

@@ -5,8 +5,17 @@
 // renewDeadline. On a clean stop the leader first lets its work finish (still renewing), then
 // releases the lease (empty holder) so a standby takes over at its next retry instead of waiting
 // for expiry. Writes are compare-and-swap on resourceVersion: two candidates never both win.
+//
+// Leadership is only as good as the lease's last renewal: the lease is *known valid* until
+// renewDeadline after the renewal that succeeded last was sent (measured from when it was sent, so
+// a slow answer shortens it). A standby can take over only leaseDuration after it saw that renewal,
+// and leaseDuration > renewDeadline, so a leader that writes only while its lease is known valid
+// (writeBlock(), checked by the API client right before each write) never writes once another
+// replica could lead. A process frozen past that point (SIGSTOP, a stalled event loop) learns it on
+// its first tick back: the expiry timer fires, leadership is lost, onLost runs (the manager exits,
+// as controller-runtime does), and every write in between is refused by the gate.
 import { ConflictError, type KubeClient } from "../kube/index.js";
-import { jittered, systemClock, type Clock } from "./clock.js";
+import { jittered, systemClock, type Clock, type Timer } from "./clock.js";
 import { errorFields, silentLogger, type Logger } from "./logging.js";
 
 export interface LeaseSpec {
@@ -55,6 +64,8 @@ export interface LeaderElectionOptions {
   logger?: Logger;
   /** Called on every change of leadership (true when this process leads). */
   onLeadershipChange?: (leading: boolean) => void;
+  /** Called once each time leadership is lost (not on a clean release), with why. */
+  onLost?: (reason: string) => void;
 }
 
 /** What the leader runs: it must return once `signal` aborts and its work has stopped. */
@@ -76,6 +87,10 @@ export class LeaderElector {
   private leading = false;
   private lastContact = 0;
   private currentHolder: string | undefined;
+  /** Until when (clock ms) the lease is known to be ours: last successful renewal's start + renewDeadline. */
+  private validUntil = 0;
+  private expiry: Timer | undefined;
+  private leadership: AbortController | undefined;
 
   constructor(private readonly opts: LeaderElectionOptions) {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
@@ -98,6 +113,22 @@ export class LeaderElector {
     return this.leading;
   }
 
+  /** Leading, and the lease known valid now. */
+  holdsLease(): boolean {
+    return this.leading && this.clock.now() < this.validUntil;
+  }
+
+  /** Why a write must not be sent now (undefined: it may). The API client asks before each write. */
+  writeBlock(): string | undefined {
+    if (!this.leading) return `not the leader of lease ${this.opts.namespace}/${this.opts.name}`;
+    const now = this.clock.now();
+    if (now >= this.validUntil) {
+      this.lose(`lease not renewed for ${now - this.validUntil + this.renewDeadlineMs} ms`);
+      return `lease ${this.opts.namespace}/${this.opts.name} not known valid (last renewal too old)`;
+    }
+    return undefined;
+  }
+
   /** Identity of the holder as last seen (ours when leading). */
   holder(): string | undefined {
     return this.currentHolder;
@@ -117,16 +148,11 @@ export class LeaderElector {
     while (!stop.aborted) {
       if (!(await this.acquire(stop))) return;
       const leadership = new AbortController();
+      this.leadership = leadership;
       const onStop = (): void => leadership.abort();
       stop.addEventListener("abort", onStop, { once: true });
       const renewing = new AbortController();
-      const renewal = this.renewUntilLost(renewing.signal).then((lost) => {
-        if (lost) {
-          this.setLeading(false);
-          leadership.abort();
-        }
-        return lost;
-      });
+      const renewal = this.renewUntilLost(renewing.signal);
       try {
         await work(leadership.signal);
       } catch (err) {
@@ -134,7 +160,8 @@ export class LeaderElector {
       }
       leadership.abort();
       renewing.abort();
-      const lost = await renewal;
+      const lost = (await renewal) || !this.leading;
+      this.leadership = undefined;
       stop.removeEventListener("abort", onStop);
       if (!lost) {
         await this.release();
@@ -149,6 +176,7 @@ export class LeaderElector {
     while (!stop.aborted) {
       if (await this.tryAcquireOrRenew()) {
         this.setLeading(true);
+        this.armExpiry();
         return true;
       }
       await this.clock.sleep(jittered(this.retryPeriodMs, 0.1) + this.retryPeriodMs * 0.1, stop);
@@ -156,31 +184,56 @@ export class LeaderElector {
     return false;
   }
 
-  /** Renews every retryPeriod; resolves true when renewal failed for renewDeadline, false on stop. */
+  /**
+   * Renews every retryPeriod; resolves true when leadership was lost (renewal failed until the
+   * lease was no longer known valid, or the expiry timer fired first), false on stop.
+   */
   private async renewUntilLost(stop: AbortSignal): Promise<boolean> {
-    let lastRenew = this.clock.now();
     while (!stop.aborted) {
       await this.clock.sleep(this.retryPeriodMs, stop);
       if (stop.aborted) return false;
-      if (await this.tryAcquireOrRenew()) {
-        lastRenew = this.clock.now();
+      if (!this.leading) return true;
+      const renewed = await this.tryAcquireOrRenew();
+      if (!this.leading) return true;
+      if (renewed) {
+        this.armExpiry();
         continue;
       }
-      if (this.clock.now() - lastRenew >= this.renewDeadlineMs) {
-        this.log.warn(
-          { sinceLastRenewMs: this.clock.now() - lastRenew },
-          "failed to renew the lease; leadership lost",
-        );
+      if (this.clock.now() >= this.validUntil) {
+        this.lose("failed to renew the lease before the renew deadline");
         return true;
       }
     }
     return false;
   }
 
+  /** (Re)arms the timer that ends leadership when the lease stops being known valid. */
+  private armExpiry(): void {
+    this.expiry?.cancel();
+    this.expiry = this.clock.setTimer(this.validUntil - this.clock.now(), () => {
+      if (this.leading && this.clock.now() >= this.validUntil) this.lose("lease expired without renewal");
+    });
+  }
+
+  /** Leadership is lost: stop leading at once, abort the work, tell onLost. */
+  private lose(reason: string): void {
+    if (!this.leading) return;
+    this.expiry?.cancel();
+    this.log.warn({ reason }, "leadership lost");
+    this.setLeading(false);
+    this.leadership?.abort();
+    this.opts.onLost?.(reason);
+  }
+
   /** One round of client-go's tryAcquireOrRenew: true when we hold the lease afterwards. */
   async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity, api } = this.opts;
     const now = this.clock.now();
+    const success = (): true => {
+      // Known valid from when this attempt began, not from when its answer came.
+      this.validUntil = Math.max(this.validUntil, now + this.renewDeadlineMs);
+      return true;
+    };
     const mine: LeaseSpec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
@@ -199,7 +252,7 @@ export class LeaderElector {
           spec: mine,
         });
         this.observe(mine, now);
-        return true;
+        return success();
       }
       const record = lease.spec ?? {};
       this.observe(record, now);
@@ -216,7 +269,7 @@ export class LeaderElector {
           : { ...mine, leaseTransitions: (record.leaseTransitions ?? 0) + 1 };
       await api.update({ ...lease, spec });
       this.observe(spec, now);
-      return true;
+      return success();
     } catch (err) {
       if (!(err instanceof ConflictError)) this.log.warn(errorFields(err), "lease request failed");
       return false;
@@ -245,6 +298,8 @@ export class LeaderElector {
     } catch (err) {
       this.log.warn(errorFields(err), "lease not released; the next leader waits for it to expire");
     } finally {
+      this.expiry?.cancel();
+      this.validUntil = 0;
       this.setLeading(false);
     }
   }

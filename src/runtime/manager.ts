@@ -7,9 +7,15 @@
 // process either leads or is a standby in touch with the API server (it read the lease within
 // the lease duration). A standby is ready on purpose: it is a healthy replica, and a rollout must
 // not wait for it to win an election it cannot win while the old leader runs.
+//
+// With leader election, the API client writes only while the lease is known valid (its write
+// gate asks the elector before every write; the Lease itself goes through a client of its own),
+// and a lost lease ends the process (leadershipLost "exit", as controller-runtime does): a
+// replica that was frozen or cut off comes back as a standby, through its restart, never as a
+// second leader.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { KubeClient, KubeObject } from "../kube/index.js";
+import { KubeClient, type KubeObject } from "../kube/index.js";
 import { systemClock, type Clock } from "./clock.js";
 import { Controller, type ControllerOptions } from "./controller.js";
 import { EventRecorder, kubeEventSink } from "./events.js";
@@ -49,6 +55,10 @@ export interface ManagerOptions {
   eventsController?: string;
   /** Collect Node.js process metrics too (default true). */
   processMetrics?: boolean;
+  /** On lost leadership: end the process (default, exit code 1) or campaign again. */
+  leadershipLost?: "exit" | "recampaign";
+  /** How the process ends on lost leadership (tests replace it). */
+  exit?: (code: number) => void;
 }
 
 type State = "new" | "running" | "stopping" | "stopped";
@@ -65,6 +75,7 @@ export class Manager {
   private readonly stopper = new AbortController();
   private readonly servers: RunningServer[] = [];
   private readonly stopCounting: () => void;
+  private readonly leaseClient: KubeClient | undefined;
   private state: State = "new";
   private running: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -93,18 +104,27 @@ export class Manager {
     });
     if (opts.leaderElection) {
       const le = opts.leaderElection;
+      // The Lease has a client of its own: not gated, and a request timeout below the renew
+      // deadline, so one hanging renewal cannot outlast the lease.
+      this.leaseClient = new KubeClient(this.client.kubeConfig, {
+        requestTimeoutMs: Math.floor((le.renewDeadlineMs ?? 10_000) / 2),
+        userAgent: "onto-operator-leader-election",
+      });
       this.elector = new LeaderElector({
         namespace: le.namespace,
         name: le.name,
         identity,
-        api: kubeLeaseApi(this.client),
+        api: kubeLeaseApi(this.leaseClient),
         leaseDurationMs: le.leaseDurationMs,
         renewDeadlineMs: le.renewDeadlineMs,
         retryPeriodMs: le.retryPeriodMs,
         clock: this.clock,
         logger: this.logger,
         onLeadershipChange: (leading) => this.metrics.leader.set({ name: le.name }, leading ? 1 : 0),
+        onLost: (reason) => this.leadershipLost(reason),
       });
+      const elector = this.elector;
+      this.client.setWriteGate(() => elector.writeBlock());
       this.metrics.leader.set({ name: le.name }, 0);
     }
   }
@@ -213,6 +233,12 @@ export class Manager {
     process.once("SIGINT", onSignal);
   }
 
+  private leadershipLost(reason: string): void {
+    if ((this.opts.leadershipLost ?? "exit") !== "exit" || this.state !== "running") return;
+    this.logger.error({ reason }, "leader election lost; exiting so that a restart comes back as a standby");
+    (this.opts.exit ?? ((code: number) => process.exit(code)))(1);
+  }
+
   private async doStop(): Promise<void> {
     if (this.state === "new") {
       this.state = "stopped";
@@ -225,7 +251,7 @@ export class Manager {
     await this.informers.stop();
     await Promise.all(this.servers.map((s) => s.close()));
     this.stopCounting();
-    await this.client.close();
+    await Promise.all([this.client.close(), this.leaseClient?.close()]);
     this.state = "stopped";
     this.logger.info("manager stopped");
   }
@@ -248,9 +274,11 @@ export class Manager {
     cancelWait.abort();
     if (finished) {
       this.logger.info({ run }, "controllers stopped");
-      return;
+    } else {
+      cancel.abort();
+      this.logger.warn({ timeoutMs: bound }, "reconciles still running after the shutdown bound; cancelled");
     }
-    cancel.abort();
-    this.logger.warn({ timeoutMs: bound }, "reconciles still running after the shutdown bound; cancelled");
+    // Pending Event series are written while the lease is still ours (before it is released).
+    await this.events.flush();
   }
 }

@@ -84,6 +84,24 @@ describe("WorkQueue", () => {
     expect(q.retries("a")).toBe(0);
   });
 
+  it("retries failures of an unreachable server at a fixed pace, without growing the key's backoff", async () => {
+    const q = new WorkQueue();
+    // Twenty failures while the server was down (one every retry), then one of the key's own.
+    for (let i = 0; i < 20; i++) {
+      const start = Date.now();
+      q.addAfterUnavailable("a", 1_000);
+      while (q.length === 0) await vi.advanceTimersByTimeAsync(10);
+      expect(Date.now() - start).toBe(1_000);
+      expect(await q.get()).toBe("a");
+      q.done("a");
+    }
+    expect(q.retries("a")).toBe(0);
+    const start = Date.now();
+    q.addRateLimited("a");
+    while (q.length === 0) await vi.advanceTimersByTimeAsync(1);
+    expect(Date.now() - start).toBe(5);
+  });
+
   it("shutdown stops intake, wakes idle workers and lets in-flight keys finish", async () => {
     const q = new WorkQueue();
     q.add("busy");

@@ -76,6 +76,18 @@ export class WorkQueue {
     this.addAfter(key, this.limiter.when(key));
   }
 
+  /**
+   * Queues `key` again after a failure caused by the API server being unreachable or failing:
+   * after a fixed `delayMs`, without counting a failure of the key. Such a failure says nothing
+   * about the key, and a backoff grown during an outage would keep the key waiting long after the
+   * server is back (the per-key backoff doubles up to 1000 s).
+   */
+  addAfterUnavailable(key: string, delayMs: number): void {
+    if (this.shuttingDown) return;
+    this.observer?.retried();
+    this.addAfter(key, delayMs);
+  }
+
   /** Clears `key`'s failure count: after a success. */
   forget(key: string): void {
     this.limiter.forget(key);

@@ -12,7 +12,7 @@ import { ontoPlatformCrd } from "../../src/api/crd.js";
 import { resolveSpec } from "../../src/api/defaults.js";
 import { validateYamlStream } from "../../src/api/documents.js";
 import type { OntoPlatform } from "../../src/api/schema.js";
-import { serverValidate } from "../../src/cli/commands/validate.js";
+import { serverValidate } from "../../src/cli/server-validate.js";
 import { KubeApiError, KubeClient } from "../../src/kube/index.js";
 import {
   adminKubeConfig,

@@ -11,7 +11,7 @@ const NAME = "onto-minimal";
 const { client, ns } = useOperator({ namespaces: ["status"] });
 
 describe("component status", () => {
-  it("carries the scheduler's reason for pods it cannot place, until the spec is fixed", async () => {
+  it("carries the scheduler's reason for pods it cannot place and is Degraded naming the field, until the spec is fixed", async () => {
     const platform = loadSample("minimal.yaml", ns);
     platform.spec.global = { nodePool: { nodeSelector: { "onto.paas/pool": "nowhere" } } };
     await client.apply(platform);
@@ -27,7 +27,20 @@ describe("component status", () => {
       60_000,
     );
     expect(message).toMatch(/didn't match Pod's node affinity\/selector/);
-    expect((await readPlatform(client, ns, NAME)).status?.phase).toBe("Provisioning");
+    // An unworkable spec is not "Provisioning": Degraded names the field to change.
+    const stuck = await eventually(
+      "Degraded naming the node selector",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        const degraded = p.status?.conditions?.find((c) => c.type === "Degraded");
+        return degraded?.reason === "NoMatchingNode" ? p : undefined;
+      },
+      60_000,
+    );
+    expect(stuck.status?.phase).toBe("Degraded");
+    expect(stuck.status?.conditions?.find((c) => c.type === "Degraded")?.message).toContain(
+      "spec.global.nodePool.nodeSelector: ",
+    );
 
     await client.mergePatch(
       { ...PLATFORM_REF, namespace: ns, name: NAME },

@@ -21,7 +21,7 @@ import {
   type RenderedObject,
 } from "../../src/render/index.js";
 import { LOCAL_CATALOG } from "./local-releases.js";
-import { specArbitrary } from "./spec-arbitrary.js";
+import { specArbitrary } from "./render-spec-arbitrary.js";
 
 export const GOLDEN_DIR = join(import.meta.dirname, "../../src/render/testdata/golden");
 const SAMPLES = join(import.meta.dirname, "../../samples");

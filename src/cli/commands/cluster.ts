@@ -2,6 +2,7 @@
 // tests (real Kubernetes built from Go modules, nodes simulated by KWOK, and real nodes running
 // the kubelet, containerd and kube-proxy).
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import pc from "picocolors";
 import { ensureBinaries, ensureNodeBinaries } from "../../localcluster/build.js";
 import { ensureHelm } from "../../localcluster/helm.js";
@@ -21,9 +22,7 @@ interface StateOpts {
 }
 
 export function clusterCommand(): Command {
-  const cluster = new Command("cluster").description(
-    "Manage the embedded local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK)",
-  );
+  const cluster = new Command("cluster").description(summaryOf("cluster"));
 
   cluster
     .command("up")

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import { parse, parseAllDocuments } from "yaml";
 import {
   PLATFORM_REF,
@@ -297,9 +298,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
 
 export function demoCommand(): Command {
   return new Command("demo")
-    .description(
-      "Local cluster + operator + the production sample, with its status live until Running (npm run demo)",
-    )
+    .description(summaryOf("demo"))
     .addOption(
       new Option("--state-dir <dir>", "folder of the local cluster")
         .env("ONTO_CLUSTER_DIR")

@@ -4,8 +4,8 @@
 // operator would render from that spec, each compared with a server-side dry-run apply under the
 // operator's field manager, then what the operator would prune. Exit 0: no difference; 1:
 // differences; 2: the file or the cluster could not be read.
-import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import {
   INSTANCE_LABEL,
   MANAGED_BY,
@@ -35,6 +35,7 @@ import {
 } from "../../render/index.js";
 import { renderForCluster } from "../cluster-render.js";
 import { EnvironmentError, connect, withConnectionFlags, type ConnectionFlags } from "../kube.js";
+import { readManifest } from "../input.js";
 import { diffObjects, formatChange, type FieldChange } from "../object-diff.js";
 import { paletteFor, structured, type Palette } from "../output.js";
 
@@ -270,9 +271,7 @@ interface DiffFlags extends ConnectionFlags {
 
 export function diffCommand(): Command {
   const command = new Command("diff")
-    .description(
-      "Show what applying an OntoPlatform file would change on the cluster (server-side dry run); exit 1 when it would",
-    )
+    .description(summaryOf("diff"))
     .requiredOption("-f, --filename <file>", "YAML file of OntoPlatform documents ('-' reads stdin)")
     .addOption(
       new Option("-o, --output <format>", "output format").choices(["text", "json", "yaml"]).default("text"),
@@ -280,11 +279,9 @@ export function diffCommand(): Command {
   return withConnectionFlags(command).action(async (flags: DiffFlags) => {
     let text: string;
     try {
-      text = readFileSync(flags.filename === "-" ? 0 : flags.filename, "utf8");
+      text = readManifest(flags.filename);
     } catch (err) {
-      throw new EnvironmentError(
-        `cannot read ${flags.filename}: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      throw new EnvironmentError(err instanceof Error ? err.message : String(err));
     }
     const reports = validateYamlStream(text);
     const problems = reports.flatMap((r) =>

@@ -6,6 +6,7 @@
 // with --from-cluster, the cluster's objects, resolved by the operator's own rule.
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import { parseAllDocuments } from "yaml";
 import {
   IMAGE_ROLES,
@@ -90,7 +91,7 @@ interface ImagesFlags extends ConnectionFlags {
 
 export function imagesCommand(): Command {
   const command = new Command("images")
-    .description("List every image of a platform version (for mirroring into an air-gapped registry)")
+    .description(summaryOf("images"))
     .requiredOption(
       "--version <version>",
       "platform version (built in, or an OntoRelease from -f / the cluster)",

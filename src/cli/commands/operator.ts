@@ -1,6 +1,7 @@
 // `onto operator`: runs the operator in the foreground (kubeconfig from --kubeconfig, KUBECONFIG,
 // ~/.kube/config, or the in-cluster service account), until SIGTERM or SIGINT.
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import { runOperator } from "../../controllers/index.js";
 
 interface OperatorFlags {
@@ -24,7 +25,7 @@ const int = (v: string): number => {
 
 export function operatorCommand(): Command {
   return new Command("operator")
-    .description("run the operator: reconcile every OntoPlatform in the watched namespaces")
+    .description(summaryOf("operator"))
     .option("--kubeconfig <path>", "kubeconfig file (default: KUBECONFIG, ~/.kube/config, or in-cluster)")
     .addOption(
       new Option("--namespaces <list>", "comma-separated namespaces to watch (default: all)").env(

@@ -1,6 +1,7 @@
 // `onto pause NAME` / `onto resume NAME`: sets spec.paused, which makes the operator change
 // nothing on the platform (it still reports status, with Progressing=False reason Paused).
 import { Command } from "commander";
+import { summaryOf } from "./catalog.js";
 import { PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
 import type { KubeClient } from "../../kube/index.js";
 import { connect, getPlatform, withConnectionFlags, type ConnectionFlags } from "../kube.js";
@@ -23,11 +24,7 @@ export async function setPaused(
 function pauseLike(verb: "pause" | "resume"): Command {
   const paused = verb === "pause";
   const command = new Command(verb)
-    .description(
-      paused
-        ? "Stop the operator from changing a platform (spec.paused: true); status is still reported"
-        : "Let the operator reconcile a paused platform again (spec.paused: false)",
-    )
+    .description(summaryOf(verb))
     .argument("<name>", "name of the OntoPlatform");
   return withConnectionFlags(command).action(async (name: string, flags: ConnectionFlags) => {
     const { client, namespace } = connect(flags);

@@ -2,14 +2,15 @@
 // OntoPlatform in FILE, from the same render code, with no cluster (like `helm template`).
 // Generated credentials are never printed: their values are a placeholder, and cluster-only
 // facts are stand-ins (the owner's uid) or flags (--api-versions for the optional APIs).
-import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import { Document, stringify } from "yaml";
 import { resolveSpec, validateYamlStream } from "../../api/index.js";
 import type { OntoPlatformSpec } from "../../api/index.js";
 import { releaseFor } from "../../release/index.js";
 import { OPTIONAL_APIS, capabilitiesFrom, optionalApi, renderPlatform } from "../../render/index.js";
 import type { Capabilities, RenderedObject } from "../../render/index.js";
+import { InputTooLargeError, readManifest } from "../input.js";
 
 /** What every generated Secret value reads as in `onto render` output. */
 export const SECRET_PLACEHOLDER = "generated-in-cluster";
@@ -92,7 +93,7 @@ export function formatObjects(objects: RenderedObject[], output: "yaml" | "json"
 
 export function renderCommand(): Command {
   return new Command("render")
-    .description("Print the objects the operator would apply for an OntoPlatform file, without a cluster")
+    .description(summaryOf("render"))
     .requiredOption("-f, --filename <file>", "YAML file of OntoPlatform documents ('-' reads stdin)")
     .addOption(new Option("-o, --output <format>", "output format").choices(["yaml", "json"]).default("yaml"))
     .option("-n, --namespace <ns>", "namespace for documents without one", undefined)
@@ -102,19 +103,19 @@ export function renderCommand(): Command {
       [],
     )
     .action((opts: RenderOptions) => {
-      let text: string;
       try {
-        text = readFileSync(opts.filename === "-" ? 0 : opts.filename, "utf8");
-      } catch (err) {
-        throw new Error(`cannot read ${opts.filename}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-      try {
+        const text = readManifest(opts.filename);
         const options = {
           apiVersions: opts.apiVersions,
           ...(opts.namespace ? { namespace: opts.namespace } : {}),
         };
         process.stdout.write(formatObjects(renderFile(text, options), opts.output));
       } catch (err) {
+        if (err instanceof InputTooLargeError) {
+          console.error(err.message);
+          process.exitCode = 1;
+          return;
+        }
         if (!(err instanceof RenderInputError)) throw err;
         for (const problem of err.problems) console.error(problem);
         process.exitCode = 1;

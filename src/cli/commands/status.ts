@@ -4,6 +4,7 @@
 // snapshot only when something changed. --until PHASE stops with 0 when the platform reaches
 // PHASE for its current generation, with 1 when it fails (phase Error, upgrade Failed).
 import { Command, Option } from "commander";
+import { summaryOf } from "./catalog.js";
 import type { OntoPlatform, PlatformPhase } from "../../api/index.js";
 import { CONDITION, PLATFORM_PHASES, REASON } from "../../api/index.js";
 import type { KubeClient, KubeObject } from "../../kube/index.js";
@@ -198,9 +199,7 @@ interface StatusFlags extends ConnectionFlags {
 
 export function statusCommand(): Command {
   const command = new Command("status")
-    .description(
-      "Show a platform: planes and components with ready/desired, the upgrade in flight, conditions, recent Events",
-    )
+    .description(summaryOf("status"))
     .argument("<name>", "name of the OntoPlatform")
     .addOption(outputOption())
     .option("-w, --watch", "keep refreshing until Ctrl-C (a new snapshot on change when not a terminal)")

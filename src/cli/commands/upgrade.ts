@@ -2,6 +2,7 @@
 // ordered, canaried upgrade) and with --watch shows a progress bar until the platform runs
 // VERSION (exit 0) or the upgrade fails (exit 1, with the failure).
 import { Command } from "commander";
+import { summaryOf } from "./catalog.js";
 import { CONDITION, PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
 import type { KubeClient } from "../../kube/index.js";
 import { FORCE_ANNOTATION, RETRY_ANNOTATION, pathRefusal, refusedRollback } from "../../controllers/index.js";
@@ -263,7 +264,7 @@ interface UpgradeFlags extends ConnectionFlags {
 
 export function upgradeCommand(): Command {
   const command = new Command("upgrade")
-    .description("Start an upgrade: set spec.version; --watch shows progress until done or failed")
+    .description(summaryOf("upgrade"))
     .argument("<name>", "name of the OntoPlatform")
     .requiredOption("--to <version>", `platform version (${KNOWN_VERSIONS.join(", ")})`)
     .option(

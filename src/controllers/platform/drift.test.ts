@@ -6,6 +6,8 @@ import {
   applyNeed,
   contentHash,
   firstDifference,
+  foreignItems,
+  managerOf,
   withAppliedHash,
 } from "./drift.js";
 
@@ -47,7 +49,7 @@ describe("firstDifference", () => {
   });
   it("names the path of a changed field", () => {
     expect(firstDifference(deployment("img:1"), stored(deployment("img:2")))).toBe(
-      ".spec.template.spec.containers[0].image",
+      ".spec.template.spec.containers[name=main].image",
     );
   });
   it("compares quantities by value", () => {
@@ -58,7 +60,7 @@ describe("firstDifference", () => {
       firstDifference(deployment("img:1", "1.5Gi"), stored(deployment("img:1", "1536Mi"))),
     ).toBeUndefined();
     expect(firstDifference(deployment("img:1", "2Gi"), stored(deployment("img:1", "1Gi")))).toBe(
-      ".spec.template.spec.containers[0].resources.limits.memory",
+      ".spec.template.spec.containers[name=main].resources.limits.memory",
     );
   });
   it("treats a list of another length as a difference", () => {
@@ -96,7 +98,7 @@ describe("applyNeed", () => {
     expect(applyNeed(d, live)).toEqual({
       apply: true,
       reason: "Drift",
-      path: ".spec.template.spec.containers[0].image",
+      path: ".spec.template.spec.containers[name=main].image",
     });
   });
   it("compares a Secret's stringData with the stored base64 data", () => {
@@ -114,5 +116,72 @@ describe("applyNeed", () => {
     expect(applyNeed(secret, live)).toEqual({ apply: false });
     const changed = { ...live, data: { password: Buffer.from("other").toString("base64") } } as KubeObject;
     expect(applyNeed(secret, changed)).toMatchObject({ apply: true, reason: "Drift" });
+  });
+});
+
+type Template = { spec: { template: { spec: { containers: Record<string, unknown>[] } } } };
+
+/** `obj` as stored after another manager added an env var to its container (server-side apply keeps both). */
+function withForeignEnv(obj: RenderedObject): KubeObject {
+  const live = stored(obj) as KubeObject & Template;
+  const container = live.spec.template.spec.containers[0]!;
+  container.env = [{ name: "INJECTED_BY_OTHER", value: "1" }, ...((container.env as unknown[]) ?? [])];
+  live.metadata!.managedFields = [
+    { manager: "onto-operator", operation: "Apply", fieldsV1: { "f:spec": {} } },
+    {
+      manager: "sidecar-injector",
+      operation: "Apply",
+      fieldsV1: {
+        "f:spec": {
+          "f:template": {
+            "f:spec": {
+              "f:containers": {
+                'k:{"name":"main"}': {
+                  ".": {},
+                  "f:name": {},
+                  "f:env": { 'k:{"name":"INJECTED_BY_OTHER"}': {} },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  ];
+  return live;
+}
+
+describe("items another manager adds to a keyed list", () => {
+  const withEnv = (): RenderedObject => {
+    const d = deployment("img:1");
+    (d as unknown as Template).spec.template.spec.containers[0]!.env = [{ name: "MODE", value: "a" }];
+    return withAppliedHash(d);
+  };
+
+  it("are not drift: applying cannot remove them, so they are never re-applied over", () => {
+    const d = withEnv();
+    expect(applyNeed(d, withForeignEnv(d))).toEqual({ apply: false });
+  });
+
+  it("still let a changed item of ours count as drift, found by its key", () => {
+    const d = withEnv();
+    const live = withForeignEnv(d) as KubeObject & Template;
+    (live.spec.template.spec.containers[0]!.env as { name: string; value: string }[])[1]!.value = "b";
+    expect(applyNeed(d, live)).toEqual({
+      apply: true,
+      reason: "Drift",
+      path: ".spec.template.spec.containers[name=main].env[name=MODE].value",
+    });
+  });
+
+  it("are found, and the manager holding each is named from managedFields", () => {
+    const d = withEnv();
+    const live = withForeignEnv(d);
+    const items = foreignItems(d, live);
+    expect(items.map((i) => i.path)).toEqual([
+      "spec.template.spec.containers[name=main].env[name=INJECTED_BY_OTHER]",
+    ]);
+    expect(managerOf(live.metadata?.managedFields, items[0]!, "onto-operator")).toBe("sidecar-injector");
+    expect(foreignItems(d, stored(d))).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import {
   type OntoPlatformStatus,
   type ResolvedSpec,
 } from "../../api/index.js";
-import type { KubeClient, KubeObject } from "../../kube/index.js";
+import { isServerUnavailable, type KubeClient, type KubeObject } from "../../kube/index.js";
 import { PRODUCT_CATALOG, type ReleaseCatalog } from "../../release/index.js";
 import {
   servedKinds,
@@ -27,8 +27,10 @@ import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
 import { decideDisruption, type Disruption } from "./disruption.js";
 import { withAppliedHash } from "./drift.js";
+import { ForeignFieldReader } from "./foreign.js";
 import { checkGates } from "./gates.js";
 import { planNamespaceLabels } from "./namespace-labels.js";
+import { placementProblems } from "./placement.js";
 import { planPrune } from "./prune.js";
 import { quotaProblems } from "./quota.js";
 import { decodeGeneratedSecrets, randomSecret, renderFor } from "./render-input.js";
@@ -71,6 +73,7 @@ export class PlatformReconciler {
   private readonly now: () => Date;
   private readonly releases: ReleaseCatalog;
   private readonly status = new StatusWriter();
+  private readonly foreign = new ForeignFieldReader();
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -126,6 +129,7 @@ export class PlatformReconciler {
     outcome.problems = [
       ...tlsProblems(ns, spec, store({ apiVersion: "v1", kind: "Secret" })),
       ...quotaProblems(desired, quota),
+      ...placementProblems(spec, desired, store({ apiVersion: "v1", kind: "Node" }, "").list()),
     ];
     const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
     // Pod restarts that must wait (an operator-side change, outside every maintenance window).
@@ -156,19 +160,34 @@ export class PlatformReconciler {
       () => planStuckPodReplacement(platform, objects("apps/v1", "StatefulSet"), objects("v1", "Pod")),
       () => planUpgradePodDeletions(ns, decision?.deletePods ?? []),
     ];
+    const causes: unknown[] = [];
+    // The platform deleted while this pass applies: the rest of the pass stops (the cache sees the
+    // deletion within the watch's latency; owned objects written after it are only collected again).
+    const deleted = (): boolean => {
+      const now = store(PLATFORM_REF).getByName(ns, platform.metadata.name);
+      return now === undefined || now.metadata?.uid !== platform.metadata.uid || isTerminating(now);
+    };
     for (const stage of stages) {
-      const done = await actAll(ctx, stage());
+      const done = await actAll(ctx, stage(), deleted);
       outcome.changed += done.changed;
       outcome.errors.push(...done.errors);
+      causes.push(...done.causes);
     }
+    outcome.foreign = await this.foreign.read(client, desired, (obj) =>
+      store(obj).getByName(ns, obj.metadata.name),
+    );
 
     const { status } = await this.status.write(client, platform, statusOf(spec, outcome));
     request.log.debug(
       { changed: outcome.changed, errors: outcome.errors.length, phase: status.phase },
       "reconciled",
     );
+    // The cause says whether the API server was unreachable (the controller then retries at a fixed
+    // pace instead of growing the key's backoff).
     if (outcome.errors.length > 0)
-      throw new Error(`apply failed for ${outcome.errors.length} object(s): ${outcome.errors[0]}`);
+      throw new Error(`apply failed for ${outcome.errors.length} object(s): ${outcome.errors[0]}`, {
+        cause: causes.find(isServerUnavailable) ?? causes[0],
+      });
     const requeueAfterMs = status.phase === "Running" ? RESYNC_MS : PROGRESS_RECHECK_MS;
     return {
       requeueAfterMs: Math.min(

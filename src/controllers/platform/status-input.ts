@@ -11,6 +11,7 @@ import {
 import type { KubeObject } from "../../kube/index.js";
 import type { WorkloadView } from "../shared/kube-views.js";
 import { computeStatus, type ComponentWorkload, type SpecProblem } from "./status.js";
+import type { ForeignField } from "./foreign.js";
 import { unschedulableMessages } from "./stuck-pods.js";
 
 /** What a reconcile did, for its status. */
@@ -21,6 +22,7 @@ export interface Outcome {
   /** Objects applied or deleted. */
   changed: number;
   paused: boolean;
+  foreign?: ForeignField[];
 }
 
 /** The status of a reconcile of `platform` over `current`; `objects` lists a kind in its namespace. */
@@ -45,6 +47,7 @@ export function platformStatus(
     problems: outcome.problems,
     changed: outcome.changed,
     paused: outcome.paused,
+    ...(outcome.foreign ? { foreign: outcome.foreign } : {}),
     now,
   });
 }

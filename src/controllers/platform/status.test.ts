@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { COMPONENTS, enabledComponents, resolveSpec, type OntoPlatformStatus } from "../../api/index.js";
+import {
+  COMPONENTS,
+  MAX_MESSAGE,
+  enabledComponents,
+  resolveSpec,
+  type OntoPlatformStatus,
+} from "../../api/index.js";
 import { computeStatus, type StatusInput, type ComponentWorkload } from "./status.js";
 
 const spec = resolveSpec({ version: "1.5.0" });
@@ -130,5 +136,20 @@ describe("computeStatus", () => {
     const state = computeStatus(input({ workloads: w })).componentStatuses?.["reasoning-service"];
     expect(state?.phase).toBe("Progressing");
     expect(state?.message).toContain("Insufficient nvidia.com/gpu");
+  });
+});
+
+describe("computeStatus with many failures", () => {
+  it("keeps the Degraded message within the schema's bound when hundreds of objects fail to apply", () => {
+    const applyErrors = Array.from(
+      { length: 250 },
+      (_, i) => `ConfigMap/settings-${i}: the server rejected our request: ${"quota exceeded; ".repeat(8)}`,
+    );
+    const status = computeStatus(input({ applyErrors }));
+    const degraded = status.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "ApplyFailed" });
+    expect(Buffer.byteLength(degraded!.message, "utf8")).toBeLessThanOrEqual(MAX_MESSAGE);
+    expect(degraded!.message).toContain("ConfigMap/settings-0:");
+    expect(degraded!.message).toMatch(/\(and \d+ more\)$/);
   });
 });

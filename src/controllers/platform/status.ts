@@ -9,6 +9,8 @@ import {
   CONDITION,
   REASON,
   VERSION_LABEL,
+  boundedList,
+  boundedText,
   type ComponentState,
   type Condition,
   type ConditionType,
@@ -21,6 +23,7 @@ import {
 } from "../../api/index.js";
 import { setCondition } from "../../runtime/index.js";
 import type { WorkloadStatus } from "../shared/kube-views.js";
+import type { ForeignField } from "./foreign.js";
 
 /** What the status reads of a component's Deployment or StatefulSet. */
 export interface ComponentWorkload {
@@ -52,6 +55,8 @@ export interface StatusInput {
   /** Objects applied (created, changed, drift reverted) or pruned by this reconcile. */
   changed: number;
   paused: boolean;
+  /** Items other field managers hold in the operator's objects (reported, never fought over). */
+  foreign?: readonly ForeignField[];
   now: Date;
 }
 
@@ -83,7 +88,7 @@ function componentState(
     return {
       ...base,
       phase: "Progressing",
-      message: `${what}; a pod cannot be scheduled: ${workload.unschedulable}`,
+      message: boundedText(`${what}; a pod cannot be scheduled: ${workload.unschedulable}`),
     };
   return { ...base, phase: "Progressing", message: what };
 }
@@ -140,8 +145,9 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
     conditions = setCondition(conditions, { ...c, observedGeneration: input.generation }, now);
   };
 
-  const errorMessage = input.applyErrors.join("; ");
-  const problemMessage = input.problems.map((p) => `${p.field}: ${p.message}`).join("; ");
+  // Each list is bounded as a whole: the CRD refuses a status with a message above MAX_MESSAGE.
+  const errorMessage = boundedList(input.applyErrors);
+  const problemMessage = boundedList(input.problems.map((p) => `${p.field}: ${p.message}`));
   if (allReady)
     set(
       condition(
@@ -157,7 +163,9 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
         CONDITION.Available,
         "False",
         REASON.ComponentsNotReady,
-        `${readyCount}/${states.length} components ready; waiting for ${notReady.map(([n]) => n).join(", ")}`,
+        boundedText(
+          `${readyCount}/${states.length} components ready; waiting for ${notReady.map(([n]) => n).join(", ")}`,
+        ),
       ),
     );
 
@@ -185,10 +193,7 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
         CONDITION.Progressing,
         "True",
         REASON.WaitingForComponents,
-        notReady
-          .map(([, s]) => s.message ?? "")
-          .filter(Boolean)
-          .join("; "),
+        boundedList(notReady.map(([, s]) => s.message ?? "").filter(Boolean)),
       ),
     );
   else
@@ -199,6 +204,27 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   else if (input.problems[0])
     set(condition(CONDITION.Degraded, "True", input.problems[0].reason, problemMessage));
   else set(condition(CONDITION.Degraded, "False", REASON.AsExpected, "no problem found"));
+
+  // Written only once there is something to say, and set back to False when it is gone.
+  const foreign = input.foreign ?? [];
+  if (foreign.length > 0)
+    set(
+      condition(
+        CONDITION.ForeignChanges,
+        "True",
+        REASON.OtherManager,
+        boundedList(foreign.map((f) => `${f.object} ${f.path}: held by ${f.manager}, left in place`)),
+      ),
+    );
+  else if (conditions.some((c) => c.type === CONDITION.ForeignChanges))
+    set(
+      condition(
+        CONDITION.ForeignChanges,
+        "False",
+        REASON.NoForeignChanges,
+        "no other manager holds items of the operator's objects",
+      ),
+    );
 
   const wasRunning =
     previous?.phase === "Running" || previous?.phase === "Degraded" || previous?.phase === "Upgrading";

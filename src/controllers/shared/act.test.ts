@@ -49,7 +49,7 @@ describe("act", () => {
         ctx,
         action("b", () => Promise.reject(new Error("forbidden"))),
       ),
-    ).toEqual({ ok: false, error: "forbidden" });
+    ).toMatchObject({ ok: false, error: "forbidden" });
     expect(lines.map((l) => [l.reason, l.message, l.outcome, l.error, l.reconcileId, l.actor])).toEqual([
       ["Pruned", "pruned Pod/a", "ok", undefined, "p-1-x", "reconciler"],
       ["PruneFailed", "could not prune Pod/b", "error", "forbidden", "p-1-x", "reconciler"],
@@ -64,7 +64,8 @@ describe("act", () => {
       action("c", () => Promise.reject(new Error("conflict"))),
       action("d", () => Promise.resolve(true)),
     ]);
-    expect(results).toEqual({ changed: 2, errors: ["prune Pod/c: conflict"] });
+    expect(results).toMatchObject({ changed: 2, errors: ["prune Pod/c: conflict"] });
+    expect(results.causes.map((c) => (c as Error).message)).toEqual(["conflict"]);
     expect(lines.map((l) => (l.object as { name: string }).name)).toEqual(["b", "c", "d"]);
   });
 });

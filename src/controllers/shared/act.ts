@@ -34,7 +34,7 @@ export interface ActionContext {
   reconcileId: string;
 }
 
-export type ActOutcome = { ok: true; took: boolean } | { ok: false; error: string };
+export type ActOutcome = { ok: true; took: boolean } | { ok: false; error: string; cause: unknown };
 
 /** Records `note` (done, or failed with `error`). */
 export function record(ctx: ActionContext, note: ActionNote, error?: string): void {
@@ -61,7 +61,7 @@ export async function act(ctx: ActionContext, action: ClusterAction): Promise<Ac
   } catch (err) {
     const error = errorFields(err).error;
     record(ctx, { ...action, ...(action.failure ?? {}) }, error);
-    return { ok: false, error };
+    return { ok: false, error, cause: err };
   }
 }
 
@@ -69,15 +69,28 @@ export async function act(ctx: ActionContext, action: ClusterAction): Promise<Ac
 export interface ActResults {
   changed: number;
   errors: string[];
+  /** The errors themselves, one per line of `errors` (what caused them, e.g. an unreachable server). */
+  causes: unknown[];
 }
 
-/** Runs `actions` one after the other (each is independent: a failure does not stop the rest). */
-export async function actAll(ctx: ActionContext, actions: readonly ClusterAction[]): Promise<ActResults> {
-  const results: ActResults = { changed: 0, errors: [] };
+/**
+ * Runs `actions` one after the other (each is independent: a failure does not stop the rest).
+ * `stop`, asked before each action, ends the run early (e.g. the platform was deleted meanwhile:
+ * the rest would only write objects the garbage collector is removing).
+ */
+export async function actAll(
+  ctx: ActionContext,
+  actions: readonly ClusterAction[],
+  stop?: () => boolean,
+): Promise<ActResults> {
+  const results: ActResults = { changed: 0, errors: [], causes: [] };
   for (const action of actions) {
+    if (stop?.()) break;
     const outcome = await act(ctx, action);
-    if (!outcome.ok) results.errors.push(`${action.label}: ${outcome.error}`);
-    else if (outcome.took) results.changed++;
+    if (!outcome.ok) {
+      results.errors.push(`${action.label}: ${outcome.error}`);
+      results.causes.push(outcome.cause);
+    } else if (outcome.took) results.changed++;
   }
   return results;
 }
