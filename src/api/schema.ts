@@ -1384,12 +1384,8 @@ export const OntoPlatformStatusSchema = Type.Object(
               { maxItems: 64, description: "Pod restarts the operator holds back, by workload." },
             ),
           ),
-          nextWindow: Type.Optional(
-            dateTime("When the next maintenance window opens."),
-          ),
-          windowOpenUntil: Type.Optional(
-            dateTime("When the open maintenance window closes."),
-          ),
+          nextWindow: Type.Optional(dateTime("When the next maintenance window opens.")),
+          windowOpenUntil: Type.Optional(dateTime("When the open maintenance window closes.")),
           restarting: Type.Optional(
             Type.Array(Type.String({ maxLength: 128 }), {
               maxItems: 64,
