@@ -357,6 +357,37 @@ const componentNodePool = Type.Optional(
   }),
 );
 
+/** A Go-style duration of hours, minutes and seconds, e.g. "2160h", "90m", "1h30m". */
+const DURATION = "^([0-9]{1,6}h)?([0-9]{1,6}m)?([0-9]{1,6}s)?$";
+
+const tlsSettings = Type.Object(
+  {
+    certificateLifetime: defaulted(
+      Type.String({
+        pattern: DURATION,
+        minLength: 2,
+        maxLength: 24,
+        description:
+          "Validity of each certificate the operator issues from its per-platform CA (not of a Secret you supply), e.g. 2160h (90 days, the default).",
+      }),
+      "2160h",
+    ),
+    renewAtFraction: defaulted(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 0.95,
+        description:
+          "Renew an issued certificate once this fraction of its lifetime has passed (default 2/3: a 90-day certificate is renewed after 60 days).",
+      }),
+      0.6667,
+    ),
+  },
+  {
+    description:
+      "How the platform certificate (global.tlsSecretName) is issued and renewed when the Secret does not exist. A Secret you create yourself is used as it is and never overwritten.",
+  },
+);
+
 const global = defaulted(
   Type.Object(
     {
@@ -404,6 +435,7 @@ const global = defaulted(
       tlsSecretName: Type.Optional(
         dnsSubdomain("kubernetes.io/tls Secret with the certificate; required when tlsEnabled is true."),
       ),
+      tls: defaulted(tlsSettings, {}),
       nodePool: defaulted(nodePool("the platform's pods"), {}),
     },
     {
@@ -1134,6 +1166,18 @@ const resourceAmounts = (description: string) =>
     { description },
   );
 
+const certificateState = Type.Object({
+  issuer: Type.Union([Type.Literal("operator"), Type.Literal("user")], {
+    description:
+      "operator: issued from the platform's CA and renewed by the operator; user: a Secret you supplied.",
+  }),
+  notAfter: Type.String({ format: "date-time", description: "When the certificate expires." }),
+  renewAt: Type.Optional(
+    Type.String({ format: "date-time", description: "When the operator renews it (issued certificates)." }),
+  ),
+  serial: Type.String({ maxLength: 64, description: "Serial number, hex." }),
+});
+
 const verticalState = Type.Object(
   {
     mode: Type.Union(
@@ -1207,6 +1251,12 @@ export const OntoPlatformStatusSchema = Type.Object(
         { description: "State of self-healing, persisted so it survives restarts." },
       ),
     ),
+    certificates: Type.Optional(
+      Type.Record(Type.String(), certificateState, {
+        maxProperties: 8,
+        description: "The platform's TLS certificates by Secret name: who issued each and when it expires.",
+      }),
+    ),
     verticalScaling: Type.Optional(
       Type.Record(Type.String(), verticalState, {
         maxProperties: 64,
@@ -1237,6 +1287,7 @@ export type ComponentState = Static<typeof componentState>;
 export type UpgradeStatus = Static<typeof upgradeStatus>;
 export type MemoryOverride = Static<typeof memoryOverride>;
 export type VerticalState = Static<typeof verticalState>;
+export type CertificateState = Static<typeof certificateState>;
 export type VerticalScalingMode = (typeof VERTICAL_SCALING_MODES)[number];
 export type PlaneState = Static<typeof planeState>;
 

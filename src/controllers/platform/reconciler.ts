@@ -18,13 +18,17 @@ import {
   type RenderedObject,
   type SecretGenerator,
   type UpgradeStep,
+  withTlsRevision,
 } from "../../render/index.js";
 import type { ReadonlyStore, Request, Result } from "../../runtime/index.js";
+import type { Registry } from "prom-client";
 import { actAll, type ActionContext, type ClusterAction } from "../shared/act.js";
 import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { planApply } from "./apply.js";
+import { CertificateMetrics } from "./certificate-metrics.js";
+import { TLS_RELOADING_COMPONENTS, planCertificates } from "./certificates.js";
 import { withAppliedHash } from "./drift.js";
 import { checkGates } from "./gates.js";
 import { planNamespaceLabels } from "./namespace-labels.js";
@@ -57,16 +61,20 @@ export interface PlatformReconcilerDeps {
   hooks?: PlatformHooks;
   /** Release lookup; default the product catalog (tests add releases with failing images). */
   releases?: ReleaseCatalog;
+  /** Where the certificate expiry gauge is exported (absent: not exported). */
+  registry?: Registry;
 }
 
 export class PlatformReconciler {
   private readonly now: () => Date;
   private readonly releases: ReleaseCatalog;
   private readonly status = new StatusWriter();
+  private readonly certificateMetrics: CertificateMetrics | undefined;
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
     this.releases = deps.releases ?? PRODUCT_CATALOG;
+    this.certificateMetrics = deps.registry ? new CertificateMetrics(deps.registry) : undefined;
   }
 
   /** The managed kinds this cluster serves (optional ones only when discovered). */
@@ -98,7 +106,7 @@ export class PlatformReconciler {
       return {};
     }
     const spec = gate.spec;
-    const outcome: Outcome = { errors: [], problems: [], changed: 0, paused: spec.paused };
+    const outcome: Outcome = { errors: [], problems: [], changed: 0, paused: spec.paused, certificates: {} };
     if (spec.paused) {
       await this.status.write(client, platform, statusOf(spec, outcome));
       return {};
@@ -110,10 +118,28 @@ export class PlatformReconciler {
     platform = await writeVerticalScaling(this.status, ctx, platform, spec, vpas, this.now());
     const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
     if (decision) platform = await writeAhead(this.status, ctx, platform, decision, this.now());
-    const desired = this.render(platform, spec, decision?.step).map(withAppliedHash);
+    const rendered = this.render(platform, spec, decision?.step);
+    const secrets = store({ apiVersion: "v1", kind: "Secret" });
+    const certificates = await planCertificates({
+      platform: { name: platform.metadata.name, namespace: ns, uid: platform.metadata.uid ?? "" },
+      spec,
+      desired: rendered,
+      secrets,
+      now: this.now(),
+    });
+    const tlsSecret = spec.global.tlsSecretName;
+    const desired = [
+      ...certificates.objects,
+      ...(certificates.serial && tlsSecret
+        ? withTlsRevision(rendered, tlsSecret, certificates.serial, TLS_RELOADING_COMPONENTS)
+        : rendered),
+    ].map(withAppliedHash);
+    outcome.certificates = certificates.states;
+    this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;
     outcome.problems = [
-      ...tlsProblems(ns, spec, store({ apiVersion: "v1", kind: "Secret" })),
+      ...certificates.problems,
+      ...tlsProblems(ns, spec, secrets),
       ...quotaProblems(desired, quota),
     ];
     // Each stage is planned from the caches as they are when it starts, then carried out.
@@ -138,7 +164,14 @@ export class PlatformReconciler {
     if (outcome.errors.length > 0)
       throw new Error(`apply failed for ${outcome.errors.length} object(s): ${outcome.errors[0]}`);
     const requeueAfterMs = status.phase === "Running" ? RESYNC_MS : PROGRESS_RECHECK_MS;
-    return { requeueAfterMs: Math.min(requeueAfterMs, decision?.requeueAfterMs ?? requeueAfterMs) };
+    return {
+      requeueAfterMs: Math.min(
+        requeueAfterMs,
+        decision?.requeueAfterMs ?? requeueAfterMs,
+        // Look again when the certificate is due (a second late, so it is due by then).
+        certificates.renewInMs !== undefined ? certificates.renewInMs + 1000 : requeueAfterMs,
+      ),
+    };
   }
 
   /** The objects the operator applies for `platform` (also what `onto render` prints). */
