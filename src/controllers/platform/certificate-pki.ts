@@ -44,7 +44,7 @@ export interface CertificateFacts {
 }
 
 async function newKeys(): Promise<CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(ALGORITHM, true, ["sign", "verify"]));
+  return await webcrypto.subtle.generateKey(ALGORITHM, true, ["sign", "verify"]);
 }
 
 async function keyPem(key: CryptoKey): Promise<string> {

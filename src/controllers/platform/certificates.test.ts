@@ -44,7 +44,7 @@ function store(objects: readonly (KubeObject | RenderedObject)[]): Store<KubeObj
 }
 
 const text = (secret: RenderedObject, key: string): string =>
-  Buffer.from((secret as { data: Record<string, string> }).data[key] ?? "", "base64").toString("utf8");
+  Buffer.from((secret.data as Record<string, string>)[key] ?? "", "base64").toString("utf8");
 
 function userSecret(data: Record<string, string>): KubeObject {
   return {
