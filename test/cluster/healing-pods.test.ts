@@ -82,7 +82,7 @@ describe("CrashLoopBackOff", () => {
   });
 
   it("clears the condition once the Secret is back and the pods run", async () => {
-    await client.apply(tlsSecret(ns, "onto-tls"));
+    await client.apply(await tlsSecret(ns, "onto-tls"));
     await testerClient().mergePatch(
       { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "schema-registry" },
       { spec: { template: { metadata: { labels: { "fault.onto.paas/mode": null } } } } },

@@ -24,7 +24,7 @@ type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 /** Backdated so a node whose clock is slightly behind the operator's still accepts a fresh certificate. */
-const CLOCK_SKEW_MS = 60_000;
+export const CLOCK_SKEW_MS = 60_000;
 
 /** A certificate and its private key, PEM encoded (the tls.crt and tls.key of a Secret). */
 export interface KeyPair {

@@ -5,7 +5,7 @@
 //   expired) is a problem naming the field and the key;
 // - otherwise the operator issues it from a per-platform CA (kept in the Secret `<platform>-ca`,
 //   created on first need) with every name certificateNames lists, and issues it again when the
-//   names change, the CA changed, or `renewAtFraction` of its lifetime has passed. A stopped
+//   names or the lifetime change, the CA changed, or `renewAtFraction` of its lifetime has passed. A stopped
 //   operator renews on its first reconcile after it starts again (the decision is made from the
 //   stored certificate, never from memory).
 // Both Secrets join the desired objects, so apply writes them and prune keeps them.
@@ -24,6 +24,7 @@ import {
   issueCa,
   issueLeaf,
   keyMatches,
+  CLOCK_SKEW_MS,
   readCertificate,
   signedBy,
   type CertificateFacts,
@@ -190,6 +191,7 @@ export async function planCertificates(input: {
   }
 
   const fraction = spec.global.tls.renewAtFraction;
+  const lifetimeMs = durationMs(spec.global.tls.certificateLifetime);
   const names = certificateNames(
     input.desired,
     ns,
@@ -200,9 +202,12 @@ export async function planCertificates(input: {
     leaf !== undefined &&
     signedBy(leaf.pair.certPem, ca.pair.certPem) &&
     names.every((n) => leaf?.facts.dnsNames.includes(n)) &&
+    // A changed certificateLifetime takes effect at once (the skew backdating aside).
+    Math.abs(leaf.facts.notAfter.getTime() - leaf.facts.notBefore.getTime() - lifetimeMs - CLOCK_SKEW_MS) <
+      CLOCK_SKEW_MS &&
     renewAt(leaf.facts, fraction).getTime() > now.getTime();
   if (!leaf || !usable) {
-    const pair = await issuer.issueLeaf(ca.pair, names, now, durationMs(spec.global.tls.certificateLifetime));
+    const pair = await issuer.issueLeaf(ca.pair, names, now, lifetimeMs);
     leaf = { pair, facts: readCertificate(pair.certPem) };
   }
 
