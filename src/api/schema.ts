@@ -374,7 +374,7 @@ const tlsSettings = Type.Object(
     ),
     renewAtFraction: defaulted(
       Type.Number({
-        exclusiveMinimum: 0,
+        minimum: 0.05,
         maximum: 0.95,
         description:
           "Renew an issued certificate once this fraction of its lifetime has passed (default 2/3: a 90-day certificate is renewed after 60 days).",

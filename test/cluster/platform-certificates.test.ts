@@ -110,9 +110,12 @@ describe("the platform certificate", () => {
         const c = new NodeX509(pem(await secret("onto-tls"), "tls.crt"));
         return new Date(c.validTo).getTime() - new Date(c.validFrom).getTime() <= 5 * 60_000 ? c : undefined;
       });
-      const renewAt = new Date(
-        (await readPlatform(client, ns, NAME)).status?.certificates?.["onto-tls"]?.renewAt ?? 0,
-      );
+      const stateOf = async (serial: string) =>
+        eventually(`status.certificates with serial ${serial}`, async () => {
+          const state = (await readPlatform(client, ns, NAME)).status?.certificates?.["onto-tls"];
+          return state?.serial === serial.toLowerCase() ? state : undefined;
+        });
+      const renewAt = new Date((await stateOf(first.serialNumber)).renewAt ?? 0);
       expect(renewAt.getTime()).toBeLessThan(new Date(first.validTo).getTime());
       const generations = async () => {
         const out = new Map<string, number>();
@@ -168,9 +171,7 @@ describe("the platform certificate", () => {
       console.log(`renewal 1: workloads rolled: ${rolled.length} (${rolled.join(", ")})`);
 
       // Renewal by an operator that was stopped through the renewal point: on its first reconcile.
-      const due = new Date(
-        (await readPlatform(client, ns, NAME)).status?.certificates?.["onto-tls"]?.renewAt ?? 0,
-      );
+      const due = new Date((await stateOf(second.serialNumber)).renewAt ?? 0);
       await fx.restartOperator(async () => {
         const wait = due.getTime() - Date.now() + 2000;
         console.log(`operator stopped; waiting ${(wait / 1000).toFixed(0)} s past the renewal point`);
@@ -206,8 +207,10 @@ describe("the platform certificate", () => {
     async () => {
       const userNs = fx.namespaces[1] ?? "";
       const valid = await tlsSecret(userNs, "onto-tls");
+      // The API server refuses a kubernetes.io/tls Secret without tls.key; an Opaque one it takes.
       const withoutKey = {
         ...valid,
+        type: "Opaque",
         data: { "tls.crt": (valid as Secret).data?.["tls.crt"] ?? "" },
       } as Secret;
       await client.apply(withoutKey);
@@ -225,8 +228,8 @@ describe("the platform certificate", () => {
       expect(after.metadata?.resourceVersion).toBe(applied.metadata?.resourceVersion);
       expect(after.metadata?.labels?.[ISSUED_CERTIFICATE_LABEL]).toBeUndefined();
 
-      // The user fixes the Secret: used as it is, its expiry in status.
-      await client.apply(valid);
+      // The user adds the key (deleting the Secret instead would let the operator issue its own).
+      await client.apply({ ...valid, type: "Opaque" });
       const running = await waitForPhase(client, userNs, platform.metadata.name, "Running");
       expect(running.status?.certificates?.["onto-tls"]?.issuer).toBe("user");
       const kept = await secret("onto-tls", userNs);
