@@ -18,6 +18,7 @@ import {
   issuedCertificateSecret,
   type PlatformRef,
   type RenderedObject,
+  withTlsRevision,
 } from "../../render/index.js";
 import type { ReadonlyStore } from "../../runtime/index.js";
 import {
@@ -238,4 +239,22 @@ export async function planCertificates(input: {
   plan.serial = leaf.facts.serial;
   plan.renewInMs = Math.max(0, due.getTime() - now.getTime());
   return plan;
+}
+
+/**
+ * The objects to apply: the issued Secrets, then `rendered` with the certificate's serial on the
+ * pod templates that must restart for a new one (shared by the reconciler and `onto diff`).
+ */
+export function withPlatformCertificate(
+  rendered: readonly RenderedObject[],
+  spec: ResolvedSpec,
+  plan: CertificatePlan,
+): RenderedObject[] {
+  const name = spec.global.tlsSecretName;
+  return [
+    ...plan.objects,
+    ...(plan.serial && name
+      ? withTlsRevision(rendered, name, plan.serial, TLS_RELOADING_COMPONENTS)
+      : rendered),
+  ];
 }

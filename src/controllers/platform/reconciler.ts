@@ -18,7 +18,6 @@ import {
   type RenderedObject,
   type SecretGenerator,
   type UpgradeStep,
-  withTlsRevision,
 } from "../../render/index.js";
 import type { ReadonlyStore, Request, Result } from "../../runtime/index.js";
 import type { Registry } from "prom-client";
@@ -28,7 +27,7 @@ import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { planApply } from "./apply.js";
 import { CertificateMetrics } from "./certificate-metrics.js";
-import { TLS_RELOADING_COMPONENTS, planCertificates } from "./certificates.js";
+import { planCertificates, withPlatformCertificate } from "./certificates.js";
 import { withAppliedHash } from "./drift.js";
 import { checkGates } from "./gates.js";
 import { planNamespaceLabels } from "./namespace-labels.js";
@@ -127,13 +126,7 @@ export class PlatformReconciler {
       secrets,
       now: this.now(),
     });
-    const tlsSecret = spec.global.tlsSecretName;
-    const desired = [
-      ...certificates.objects,
-      ...(certificates.serial && tlsSecret
-        ? withTlsRevision(rendered, tlsSecret, certificates.serial, TLS_RELOADING_COMPONENTS)
-        : rendered),
-    ].map(withAppliedHash);
+    const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
     outcome.certificates = certificates.states;
     this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;
