@@ -111,8 +111,23 @@ const REASON_DOCS = {
   MissingTLSSecret: {
     conditions: ["Degraded"],
     status: "True",
-    means: "`spec.global.tlsSecretName` / the ingress TLS Secret does not exist (phase `Degraded`)",
-    todo: "create the `kubernetes.io/tls` Secret in the platform's namespace",
+    means:
+      "the ingress TLS Secret (`spec.gateway.ingress.tlsSecretName`) does not exist; the platform certificate (`spec.global.tlsSecretName`) is issued by the operator when missing, but an ingress Secret of another name is yours (phase `Degraded`)",
+    todo: "create the `kubernetes.io/tls` Secret in the platform's namespace, or leave `tlsSecretName` out of the ingress to use the platform certificate",
+  },
+  InvalidTLSSecret: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "the TLS Secret you supplied cannot be used: no `tls.key`/`tls.crt`, not a certificate, or a key that does not match it; the message names the field and the key (phase `Degraded`, the Secret is left as it is)",
+    todo: "fix the Secret's data, or delete it to let the operator issue one",
+  },
+  TLSCertificateExpired: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "the certificate in the TLS Secret you supplied has expired (the operator renews only the certificates it issued; yours is left as it is)",
+    todo: "put a renewed certificate into the Secret, or delete it to let the operator issue one",
   },
   QuotaExceeded: {
     conditions: ["Degraded"],

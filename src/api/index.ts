@@ -34,6 +34,7 @@ export type {
   UpgradeStatus,
   VerticalScalingMode,
   VerticalState,
+  CertificateState,
 } from "./schema.js";
 export { resolveSpec, topicReplicationFactor } from "./defaults.js";
 export {

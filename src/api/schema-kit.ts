@@ -99,8 +99,8 @@ export const QUANTITY =
 export const STORAGE_QUANTITY = "^([0-9]+([.][0-9]{0,3})?|[.][0-9]{1,3})([KMGTPE]i|[kMGTPE])?$";
 export const SEMVER =
   "^(0|[1-9][0-9]*)[.](0|[1-9][0-9]*)[.](0|[1-9][0-9]*)(-[0-9A-Za-z-]+([.][0-9A-Za-z-]+)*)?([+][0-9A-Za-z-]+([.][0-9A-Za-z-]+)*)?$";
-/** A duration as hours, minutes and seconds, each optional, in that order: 4h, 1h30m, 90s. */
-export const DURATION = "^([0-9]{1,3}h)?([0-9]{1,5}m)?([0-9]{1,6}s)?$";
+/** A duration as hours, minutes and seconds, each optional, in that order: 2160h, 1h30m, 90s. */
+export const DURATION = "^([0-9]{1,6}h)?([0-9]{1,6}m)?([0-9]{1,6}s)?$";
 /**
  * A label key or resource name as Kubernetes' IsQualifiedName checks it: an optional DNS
  * subdomain prefix and '/', then a name of at most 63 characters. The prefix's own bound (253)

@@ -51,6 +51,14 @@ const COMPONENT_KEYS = {
   examples: { patterns: ["^[a-z][-a-z]{0,20}$"] },
 };
 
+/** Keys of maps by Secret name (a DNS subdomain of at most 253 characters). */
+const SECRET_NAME_KEYS = {
+  rule: (k: string) => `${k}.size() <= 253`,
+  message: "keys are Secret names",
+  maxLength: 253,
+  examples: { patterns: ["^[a-z][-a-z]{0,20}$"] },
+};
+
 // ---------------------------------------------------------------- shared pieces
 
 const replicas = (value: number) =>
@@ -401,6 +409,34 @@ const componentNodePool = Type.Optional(
   }),
 );
 
+const tlsSettings = Type.Object(
+  {
+    certificateLifetime: defaulted(
+      Type.String({
+        pattern: DURATION,
+        minLength: 2,
+        maxLength: 24,
+        description:
+          "Validity of each certificate the operator issues from its per-platform CA (not of a Secret you supply), e.g. 2160h (90 days, the default).",
+      }),
+      "2160h",
+    ),
+    renewAtFraction: defaulted(
+      Type.Number({
+        minimum: 0.05,
+        maximum: 0.95,
+        description:
+          "Renew an issued certificate once this fraction of its lifetime has passed (default 2/3: a 90-day certificate is renewed after 60 days).",
+      }),
+      0.6667,
+    ),
+  },
+  {
+    description:
+      "How the platform certificate (global.tlsSecretName) is issued and renewed when the Secret does not exist. A Secret you create yourself is used as it is and never overwritten.",
+  },
+);
+
 const global = defaulted(
   Type.Object(
     {
@@ -448,6 +484,7 @@ const global = defaulted(
       tlsSecretName: Type.Optional(
         dnsSubdomain("kubernetes.io/tls Secret with the certificate; required when tlsEnabled is true."),
       ),
+      tls: defaulted(tlsSettings, {}),
       nodePool: defaulted(nodePool("the platform's pods"), {}),
     },
     {
@@ -1284,6 +1321,16 @@ const resourceAmounts = (description: string) =>
     { description },
   );
 
+const certificateState = Type.Object({
+  issuer: Type.Union([Type.Literal("operator"), Type.Literal("user")], {
+    description:
+      "operator: issued from the platform's CA and renewed by the operator; user: a Secret you supplied.",
+  }),
+  notAfter: dateTime("When the certificate expires."),
+  renewAt: Type.Optional(dateTime("When the operator renews it (issued certificates).")),
+  serial: Type.String({ maxLength: 64, description: "Serial number, hex." }),
+});
+
 const verticalState = Type.Object(
   {
     mode: Type.Union(
@@ -1397,6 +1444,13 @@ export const OntoPlatformStatusSchema = Type.Object(
         { description: "Disruption control: what waits for a window or an opt-in, and the next window." },
       ),
     ),
+    certificates: Type.Optional(
+      boundedMap(certificateState, {
+        maxProperties: 8,
+        description: "The platform's TLS certificates by Secret name: who issued each and when it expires.",
+        keys: SECRET_NAME_KEYS,
+      }),
+    ),
     verticalScaling: Type.Optional(
       boundedMap(verticalState, {
         maxProperties: 64,
@@ -1428,6 +1482,7 @@ export type ComponentState = Static<typeof componentState>;
 export type UpgradeStatus = Static<typeof upgradeStatus>;
 export type MemoryOverride = Static<typeof memoryOverride>;
 export type VerticalState = Static<typeof verticalState>;
+export type CertificateState = Static<typeof certificateState>;
 export type VerticalScalingMode = (typeof VERTICAL_SCALING_MODES)[number];
 export type PlaneState = Static<typeof planeState>;
 

@@ -7,13 +7,18 @@ import { INSTANCE_LABEL, resolveSpec, type OntoPlatform } from "../api/index.js"
 import {
   decodeGeneratedSecrets,
   discoverCapabilities,
+  planCertificates,
+  platformCertificateName,
   renderFor,
   withAppliedHash,
+  withPlatformCertificate,
 } from "../controllers/index.js";
-import type { KubeClient } from "../kube/index.js";
+import type { KubeClient, KubeObject } from "../kube/index.js";
+import { Store } from "../runtime/index.js";
 import { clusterCatalog } from "./releases.js";
 import {
   GENERATED_SECRET_LABEL,
+  caSecretName,
   type Capabilities,
   type ExistingSecrets,
   type RenderedObject,
@@ -54,8 +59,9 @@ export async function renderForCluster(
   const capabilities = await discoverCapabilities(client);
   const spec = resolveSpec(platform.spec);
   const { name, namespace } = platform.metadata;
-  const objects = renderFor(
-    { ...platform, metadata: { ...platform.metadata, uid: live?.metadata.uid ?? "" }, status: live?.status },
+  const uid = live?.metadata.uid ?? "";
+  const rendered = renderFor(
+    { ...platform, metadata: { ...platform.metadata, uid }, status: live?.status },
     spec,
     {
       capabilities,
@@ -63,6 +69,21 @@ export async function renderForCluster(
       existingSecrets: live ? await storedSecrets(client, namespace, name) : {},
       generateSecret: () => NEW_SECRET_PLACEHOLDER,
     },
-  ).map(withAppliedHash);
-  return { capabilities, objects };
+  );
+  // The platform certificate as the reconciler decides it now: kept, renewed, or issued (new key
+  // material for a certificate that is due shows as a changed Secret; its values are never printed).
+  const secrets = new Store<KubeObject>();
+  const tlsName = platformCertificateName(spec);
+  for (const secretName of tlsName ? [tlsName, caSecretName(name)] : []) {
+    const found = await client.getIfExists({ apiVersion: "v1", kind: "Secret", namespace, name: secretName });
+    if (found) secrets.upsert(found);
+  }
+  const plan = await planCertificates({
+    platform: { name, namespace, uid },
+    spec,
+    desired: rendered,
+    secrets,
+    now: new Date(),
+  });
+  return { capabilities, objects: withPlatformCertificate(rendered, spec, plan).map(withAppliedHash) };
 }

@@ -2,7 +2,15 @@
 // it), and what the CLI shares with the controllers so that it decides as they do (the render
 // input from the cluster, the applied-hash annotation, the upgrade rules and annotations).
 export { discoverCapabilities, runOperator, type OperatorOptions, type RunningOperator } from "./operator.js";
-export { decodeGeneratedSecrets, namespaceSecurity, renderFor, withAppliedHash } from "./platform/index.js";
+export {
+  decodeGeneratedSecrets,
+  namespaceSecurity,
+  planCertificates,
+  platformCertificateName,
+  renderFor,
+  withAppliedHash,
+  withPlatformCertificate,
+} from "./platform/index.js";
 export { FORCE_ANNOTATION, RETRY_ANNOTATION, pathRefusal, refusedRollback } from "./upgrade/index.js";
 export type { PlatformHooks, UpgradeDecision } from "./shared/upgrade-decision.js";
 export {

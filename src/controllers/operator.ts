@@ -120,6 +120,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   const reconciler = new PlatformReconciler({
     client,
     cache,
+    registry: manager.metrics.registry,
     capabilities: () => capabilities,
     actions,
     hooks: { upgradeStep: upgrades.upgradeStep, ...opts.hooks },
@@ -148,7 +149,22 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
         { source: sourceFor(POD, namespace), map: upgrades.platformsFor },
         // Retained generated Secrets carry no owner reference (they outlive the platform), so
         // `owns` does not see them: one deleted by hand is mapped to its platform by its labels.
-        { source: sourceFor({ apiVersion: "v1", kind: "Secret" }, namespace), map: generatedSecretPlatform },
+        // A user's TLS Secret is not owned either: the platform naming it looks again when it changes.
+        {
+          source: sourceFor({ apiVersion: "v1", kind: "Secret" }, namespace),
+          map: (secret: KubeObject) => [
+            ...generatedSecretPlatform(secret),
+            ...manager.informers
+              .informer(sourceFor(PLATFORM_REF, namespace))
+              .store.list()
+              .filter(
+                (p) =>
+                  p.metadata?.namespace === secret.metadata?.namespace &&
+                  (p as OntoPlatform).spec?.global?.tlsSecretName === secret.metadata?.name,
+              )
+              .map((p) => `${p.metadata?.namespace ?? ""}/${p.metadata?.name ?? ""}`),
+          ],
+        },
         // A release added, changed or removed: every platform looks again (releases change rarely).
         // (The raw store: before it has synced there is nothing to map, and its first list enqueues all.)
         ...releases.watchFor(() =>

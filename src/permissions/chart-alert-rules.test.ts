@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
+import { CertificateMetrics } from "../controllers/platform/certificate-metrics.js";
 import { UpgradeMetrics } from "../controllers/upgrade/metrics.js";
 import { ensureHelm } from "../localcluster/helm.js";
 import { ensurePromtool } from "../localcluster/monitoring-build.js";
@@ -137,6 +138,7 @@ describe("chart alert rules under promtool", () => {
       "OntoOperatorReconcileErrors",
       "OntoPlatformUpgradeFailed",
       "OntoPlatformUpgradeForwardFix",
+      "OntoCertificateExpiresSoon",
       "OntoOperatorNoLeader",
       "OntoOperatorDown",
     ]);
@@ -280,6 +282,57 @@ describe("chart alert rules under promtool", () => {
     );
     expect(result.output).toContain("SUCCESS");
     expect(result.code).toBe(0);
+  });
+
+  it("OntoCertificateExpiresSoon fires 14 days before a certificate expires, not before, and not once it is renewed", async () => {
+    const DAY = 86400;
+    // promtool's clock starts at Unix time 0: a certificate that expires 14 days and 10 minutes in.
+    const expiresAt = 14 * DAY + 10 * 60;
+    const metrics = new RuntimeMetrics({ processMetrics: false });
+    const certificates = new CertificateMetrics(metrics.registry);
+    certificates.set("tenant-a", "onto-production", {
+      "onto-tls": { issuer: "operator", notAfter: new Date(expiresAt * 1000).toISOString(), serial: "01" },
+    });
+    const s = await scrape(metrics.registry, "onto-operator-a");
+    const expiry = pick(
+      s,
+      'onto_certificate_expiry_timestamp_seconds{platform_namespace="tenant-a",platform="onto-production",secret="onto-tls",issuer="operator"}',
+    );
+    expect(
+      await metrics.registry.getSingleMetricAsString("onto_certificate_expiry_timestamp_seconds"),
+    ).toContain(` ${expiresAt}`);
+    const firing = {
+      exp_labels: {
+        severity: "warning",
+        platform_namespace: "tenant-a",
+        platform: "onto-production",
+        secret: "onto-tls",
+        issuer: "operator",
+      },
+      exp_annotations: {
+        summary: "onto-operator: certificate tenant-a/onto-tls expires in less than 14 days",
+        description:
+          "The certificate in Secret tenant-a/onto-tls (issuer: operator) expires in 13d 23h 55m 0s. A user's Secret must be renewed by its owner; for an issued one see `kubectl describe ontoplatform` and the operator's logs.",
+      },
+    };
+    // The same expiry for 20 minutes, then renewed: 90 days later.
+    const result = testRules(
+      "certificate-expiry",
+      [{ series: expiry, values: `${expiresAt}x19 ${expiresAt + 90 * DAY}x20` }],
+      [
+        { alertname: "OntoCertificateExpiresSoon", evalTime: "5m", expAlerts: [] },
+        { alertname: "OntoCertificateExpiresSoon", evalTime: "25m", expAlerts: [] },
+      ],
+    );
+    expect(result.output).toContain("SUCCESS");
+    expect(result.code).toBe(0);
+    const late = testRules(
+      "certificate-expiry-late",
+      [{ series: expiry, values: `${expiresAt}x19 ${expiresAt + 90 * DAY}x20` }],
+      [{ alertname: "OntoCertificateExpiresSoon", evalTime: "15m", expAlerts: [firing] }],
+    );
+    expect(late.output).toContain("SUCCESS");
+    expect(late.code).toBe(0);
   });
 
   it("OntoOperatorNoLeader fires when no replica leads for 5 minutes, not while one does", async () => {

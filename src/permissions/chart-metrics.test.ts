@@ -1,10 +1,11 @@
 // The Helm chart's dashboard and alerts query metrics the operator really exports: every metric
 // name in dashboards/onto-operator.json and templates/prometheusrule.yaml is registered by the
 // runtime (controller-runtime and client-go names, Node.js process metrics) or by the action
-// recorder, the upgrade orchestrator or the healer.
+// recorder, the upgrade orchestrator, the healer or the platform reconciler's certificate step.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { CertificateMetrics } from "../controllers/platform/certificate-metrics.js";
 import { ActionRecorder } from "../controllers/shared/actions.js";
 import { HealingMetrics } from "../controllers/healing/metrics.js";
 import { UpgradeMetrics } from "../controllers/upgrade/metrics.js";
@@ -19,6 +20,7 @@ async function exported(): Promise<Set<string>> {
   new ActionRecorder(undefined, { write: () => undefined }, metrics.registry);
   new UpgradeMetrics(metrics.registry);
   new HealingMetrics(metrics.registry);
+  new CertificateMetrics(metrics.registry);
   const names = new Set<string>();
   for (const m of await metrics.registry.getMetricsAsJSON()) {
     names.add(m.name);
@@ -54,6 +56,7 @@ describe("chart dashboard and alerts", () => {
       "leader_election_master_status",
       "onto_healing_actions_total",
       "onto_upgrades_total",
+      "onto_certificate_expiry_timestamp_seconds",
     ]) {
       expect(used.has(name), name).toBe(true);
     }

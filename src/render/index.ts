@@ -68,6 +68,14 @@ export {
   selectorLabels,
 } from "./meta.js";
 export { GENERATED_SECRET_LABEL } from "./secrets.js";
+export {
+  ISSUED_CERTIFICATE_LABEL,
+  TLS_REVISION_ANNOTATION,
+  caSecretName,
+  certificateNames,
+  issuedCertificateSecret,
+  withTlsRevision,
+} from "./certificates.js";
 export { canaryName, configMapName, headlessServiceName } from "./workload.js";
 export { metricsNotScraped, verticalResources } from "./observability.js";
 export {

@@ -1,5 +1,6 @@
 // Crash-loop diagnosis and evicted-pod cleanup end to end (issue 7).
-// - Crash loop: the platform's TLS Secret is deleted and schema-registry's new pods crash-loop
+// - Crash loop: the platform's TLS Secret is deleted (with a Secret of someone else's in the
+//   platform CA's place, so the operator cannot issue a new one) and schema-registry's new pods crash-loop
 //   (KWOK fault stage crashloop, exit code and message from annotations): the CrashLoop condition
 //   and a Warning Event name the missing Secret, the exit code and the message; nothing restarts.
 //   With kafka's pods never Ready, a crash-looping data-service is diagnosed DependencyNotReady.
@@ -40,6 +41,14 @@ afterAll(() => {
 
 describe("CrashLoopBackOff", () => {
   it("names the missing Secret, the exit code and the message in the condition and an Event", async () => {
+    // A missing platform certificate is issued by the operator at once, unless the Secret where
+    // it keeps the platform's CA is someone else's (it then writes nothing and says so).
+    await client.apply({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: `${NAME}-ca`, namespace: ns },
+      data: { note: Buffer.from("not the operator's").toString("base64") },
+    });
     await client.delete({ apiVersion: "v1", kind: "Secret", namespace: ns, name: "onto-tls" });
     const fault = Date.now();
     await testerClient().mergePatch(
@@ -82,7 +91,8 @@ describe("CrashLoopBackOff", () => {
   });
 
   it("clears the condition once the Secret is back and the pods run", async () => {
-    await client.apply(tlsSecret(ns, "onto-tls"));
+    await client.apply(await tlsSecret(ns, "onto-tls"));
+    await client.delete({ apiVersion: "v1", kind: "Secret", namespace: ns, name: `${NAME}-ca` });
     await testerClient().mergePatch(
       { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "schema-registry" },
       { spec: { template: { metadata: { labels: { "fault.onto.paas/mode": null } } } } },

@@ -202,6 +202,7 @@ describe("Helm chart charts/onto-operator", () => {
       "OntoOperatorReconcileErrors",
       "OntoPlatformUpgradeFailed",
       "OntoPlatformUpgradeForwardFix",
+      "OntoCertificateExpiresSoon",
       "OntoOperatorNoLeader",
       "OntoOperatorDown",
     ]);
@@ -210,6 +211,7 @@ describe("Helm chart charts/onto-operator", () => {
       "controller_runtime_reconcile_errors_total",
       'onto_upgrades_total{job="onto-operator-metrics"',
       'onto_upgrade_forward_fix{job="onto-operator-metrics"',
+      'onto_certificate_expiry_timestamp_seconds{job="onto-operator-metrics"',
       "leader_election_master_status",
       "up{",
     ]) {

@@ -45,7 +45,7 @@ beforeAll(async () => {
   });
   const kubeconfig = join(scratch, "kubeconfig");
   writeFileSync(kubeconfig, access.kubeconfig, { mode: 0o600 });
-  await admin.apply(tlsSecret(ns, "onto-tls"));
+  await admin.apply(await tlsSecret(ns, "onto-tls"));
   operator = await startOperator([ns], {
     kubeconfig,
     leaderElection: { namespace: operatorNs, name: LEASE },

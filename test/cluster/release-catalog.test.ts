@@ -81,7 +81,7 @@ beforeAll(async () => {
   catalogNs = await createTestNamespace("rel-catalog");
   mirrorNs = await createTestNamespace("rel-mirror");
   pointNs = await createTestNamespace("rel-pnr");
-  await client.apply(tlsSecret(mirrorNs, "onto-tls"));
+  await client.apply(await tlsSecret(mirrorNs, "onto-tls"));
   operator = await startOperator([catalogNs, mirrorNs, pointNs]);
   await client.apply(upgradeSample("minimal.yaml", catalogNs));
   await client.apply(upgradeSample("minimal.yaml", pointNs));

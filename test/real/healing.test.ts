@@ -69,7 +69,7 @@ beforeAll(async () => {
   p = await startRealPlatform("real-healing", {
     customize: small,
     prepare: async (client, namespace) => {
-      await client.apply(tlsSecret(namespace, "onto-tls"));
+      await client.apply(await tlsSecret(namespace, "onto-tls"));
     },
   });
   ns = p.namespace;
@@ -91,6 +91,14 @@ async function condition(
 describe("a missing Secret on the real node", () => {
   it("the kubelet cannot start the pod and the operator's diagnosis names the Secret", async () => {
     const t = Date.now();
+    // A missing platform certificate is issued by the operator at once, unless the Secret where
+    // it keeps the platform's CA is someone else's (it then writes nothing and says so).
+    await p.client.apply({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: `${p.name}-ca`, namespace: ns },
+      data: { note: Buffer.from("not the operator's").toString("base64") },
+    });
     await p.client.delete({ apiVersion: "v1", kind: "Secret", namespace: ns, name: "onto-tls" });
     const [old] = await podsOf(ns, "auth-service");
     await deletePod(ns, old?.metadata?.name ?? "");
@@ -126,7 +134,8 @@ describe("a missing Secret on the real node", () => {
     expect(diagnosed.message).toContain("auth-service:");
     expect(diagnosed.message).toContain("Secret onto-tls (volume tls)");
     timeline["missing Secret diagnosed"] = (Date.now() - t) / 1000;
-    await p.client.apply(tlsSecret(ns, "onto-tls"));
+    await p.client.apply(await tlsSecret(ns, "onto-tls"));
+    await p.client.delete({ apiVersion: "v1", kind: "Secret", namespace: ns, name: `${p.name}-ca` });
     await eventually(
       "auth-service running again",
       async () => {

@@ -42,7 +42,7 @@ export interface OperatorFixture {
   /** How long the platforms took from apply to Running, in ms (0 without a platform). */
   readonly msToRunning: number;
   /** Stops the operator and starts a new one on the same namespaces (a restart); `stopped` runs between. */
-  restartOperator(stopped?: () => void): Promise<TestOperator>;
+  restartOperator(stopped?: () => unknown): Promise<TestOperator>;
 }
 
 export function useOperator(setup: OperatorSetup): OperatorFixture {
@@ -63,7 +63,7 @@ export function useOperator(setup: OperatorSetup): OperatorFixture {
     restartOperator: async (stopped) => {
       await operator?.stop();
       operator = undefined;
-      stopped?.();
+      await stopped?.();
       operator = await startOperator(namespaces, setup.operator ?? {});
       return operator;
     },
@@ -74,7 +74,7 @@ export function useOperator(setup: OperatorSetup): OperatorFixture {
     await installCrd(client);
     for (const [i, name] of namespaces.entries())
       await createTestNamespace(setup.namespaces[i] ?? "", setup.labels ?? {}, name);
-    if (setup.tlsSecret) for (const ns of namespaces) await client.apply(tlsSecret(ns, "onto-tls"));
+    if (setup.tlsSecret) for (const ns of namespaces) await client.apply(await tlsSecret(ns, "onto-tls"));
     await setup.before?.(fixture);
     operator = await startOperator(namespaces, setup.operator ?? {});
     const platform = setup.platform;

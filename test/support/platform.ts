@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import { runOperator, type OperatorOptions, type RunningOperator } from "../../src/controllers/operator.js";
+import { issueCa, issueLeaf } from "../../src/controllers/platform/certificate-pki.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
 import { grantOperatorAccess } from "../../src/permissions/service-account-access.js";
 import { pino } from "pino";
@@ -43,17 +44,22 @@ export function loadSample(file: string, namespace: string): OntoPlatform {
   return doc;
 }
 
-/** A self-signed-looking TLS Secret (the content is never parsed by the simulated pods). */
-export function tlsSecret(namespace: string, name: string): KubeObject {
+/** A user's TLS Secret: a real certificate for `hosts` from a CA of its own, valid for 30 days. */
+export async function tlsSecret(
+  namespace: string,
+  name: string,
+  hosts: readonly string[] = ["platform.example.com"],
+): Promise<KubeObject> {
+  const now = new Date();
+  const ca = await issueCa("test user CA", now, 60 * 86400_000);
+  const pair = await issueLeaf(ca, hosts, now, 30 * 86400_000);
+  const b64 = (text: string) => Buffer.from(text).toString("base64");
   return {
     apiVersion: "v1",
     kind: "Secret",
     metadata: { name, namespace },
     type: "kubernetes.io/tls",
-    data: {
-      "tls.crt": Buffer.from("test-cert").toString("base64"),
-      "tls.key": Buffer.from("test-key").toString("base64"),
-    },
+    data: { "tls.crt": b64(pair.certPem), "tls.key": b64(pair.keyPem), "ca.crt": b64(ca.certPem) },
   } as KubeObject;
 }
 

@@ -4,9 +4,7 @@
 // `onto demo --real` (`npm run demo -- --real`): the same with a real node, the images built here
 // loaded into it, the test releases applied, local volumes, and samples/real.yaml (Postgres,
 // Redis, MinIO and two platform services running for real).
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
@@ -64,60 +62,6 @@ async function installCrd(client: KubeClient, file: string): Promise<void> {
     await sleep(250);
   }
   throw new Error(`the CRD ${ref.name} did not become Established`);
-}
-
-/**
- * A self-signed certificate for the sample's ingress host, from openssl when it is installed;
- * otherwise a placeholder kubernetes.io/tls Secret (the simulated pods never read it).
- */
-function tlsSecret(namespace: string, name: string, host: string): { secret: KubeObject; kind: string } {
-  const dir = mkdtempSync(join(tmpdir(), "onto-demo-tls-"));
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "365",
-        "-subj",
-        `/CN=${host}`,
-        "-addext",
-        `subjectAltName=DNS:${host}`,
-        "-keyout",
-        join(dir, "tls.key"),
-        "-out",
-        join(dir, "tls.crt"),
-      ],
-      { stdio: "ignore" },
-    );
-    const data = {
-      "tls.crt": readFileSync(join(dir, "tls.crt")).toString("base64"),
-      "tls.key": readFileSync(join(dir, "tls.key")).toString("base64"),
-    };
-    return { secret: tls(namespace, name, data), kind: `self-signed for ${host} (openssl)` };
-  } catch {
-    const data = {
-      "tls.crt": Buffer.from("placeholder certificate").toString("base64"),
-      "tls.key": Buffer.from("placeholder key").toString("base64"),
-    };
-    return { secret: tls(namespace, name, data), kind: "placeholder (openssl not found)" };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-function tls(namespace: string, name: string, data: Record<string, string>): KubeObject {
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name, namespace, labels: { "app.kubernetes.io/part-of": "onto-demo" } },
-    type: "kubernetes.io/tls",
-    data,
-  } as KubeObject;
 }
 
 /** The next version the catalog can upgrade `running` to without force (1.5.0 -> 1.6.0). */
@@ -224,22 +168,8 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       if (!realNode) throw new Error(`the cluster in ${flags.stateDir} has no real node`);
       await prepareReal(client, flags.stateDir, realNode, sample, step);
     }
-    // The production sample serves TLS; the real-node sample does not.
-    const tlsName = sample.spec.global?.tlsSecretName;
-    const existingTls =
-      !sample.spec.global?.tlsEnabled ||
-      !tlsName ||
-      (await client.getIfExists({ apiVersion: "v1", kind: "Secret", namespace, name: tlsName }));
-    if (!existingTls) {
-      const { secret, kind } = tlsSecret(
-        namespace,
-        tlsName,
-        sample.spec.gateway?.ingress?.host ?? "platform.example.com",
-      );
-      await client.create(secret);
-      step(`created Secret ${namespace}/${tlsName}: ${kind}`);
-    }
-
+    // The sample's TLS Secret (onto-tls) is not created here: the operator issues it from the
+    // platform's own CA.
     const existing = await client.getIfExists({ ...PLATFORM_REF, namespace, name });
     if (existing) {
       step(`OntoPlatform ${namespace}/${name} exists: leaving it as it is`);

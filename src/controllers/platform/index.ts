@@ -10,3 +10,4 @@ export {
   renderFor,
   type PlatformRenderContext,
 } from "./render-input.js";
+export { planCertificates, platformCertificateName, withPlatformCertificate } from "./certificates.js";

@@ -269,25 +269,27 @@ describe("stuck and unschedulable pods", () => {
 });
 
 describe("spec problems", () => {
-  it("names the field of a TLS Secret that does not exist, once", () => {
+  it("names the ingress's own TLS Secret when it does not exist; the platform certificate is issued, not a problem", () => {
     const spec = resolveSpec({
       version: "1.5.0",
       global: { tlsEnabled: true, tlsSecretName: "onto-tls" },
-      gateway: { ingress: { enabled: true, host: "onto.example.com", tls: true } },
+      gateway: { ingress: { enabled: true, host: "onto.example.com", tls: true, tlsSecretName: "edge-tls" } },
     });
     expect(tlsProblems(NS, spec, store())).toEqual([
       {
-        field: "spec.global.tlsSecretName",
+        field: "spec.gateway.ingress.tlsSecretName",
         reason: "MissingTLSSecret",
-        message: "Secret ns/onto-tls does not exist",
+        message: "Secret ns/edge-tls does not exist",
       },
     ]);
     const tls: KubeObject = {
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name: "onto-tls", namespace: NS },
+      metadata: { name: "edge-tls", namespace: NS },
     };
     expect(tlsProblems(NS, spec, store(tls))).toEqual([]);
+    const shared = resolveSpec({ ...spec, gateway: { ingress: { enabled: true, host: "h", tls: true } } });
+    expect(tlsProblems(NS, shared, store())).toEqual([]);
   });
 });
 

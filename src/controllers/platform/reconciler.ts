@@ -20,11 +20,14 @@ import {
   type UpgradeStep,
 } from "../../render/index.js";
 import type { ReadonlyStore, Request, Result } from "../../runtime/index.js";
+import type { Registry } from "prom-client";
 import { actAll, record, type ActionContext, type ClusterAction } from "../shared/act.js";
 import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
+import { CertificateMetrics } from "./certificate-metrics.js";
+import { planCertificates, withPlatformCertificate } from "./certificates.js";
 import { decideDisruption, type Disruption } from "./disruption.js";
 import { withAppliedHash } from "./drift.js";
 import { ForeignFieldReader } from "./foreign.js";
@@ -67,6 +70,8 @@ export interface PlatformReconcilerDeps {
   hooks?: PlatformHooks;
   /** Release lookup; default the product catalog (tests add releases with failing images). */
   releases?: ReleaseCatalog;
+  /** Where the certificate expiry gauge is exported (absent: not exported). */
+  registry?: Registry;
 }
 
 export class PlatformReconciler {
@@ -74,10 +79,12 @@ export class PlatformReconciler {
   private readonly releases: ReleaseCatalog;
   private readonly status = new StatusWriter();
   private readonly foreign = new ForeignFieldReader();
+  private readonly certificateMetrics: CertificateMetrics | undefined;
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
     this.releases = deps.releases ?? PRODUCT_CATALOG;
+    this.certificateMetrics = deps.registry ? new CertificateMetrics(deps.registry) : undefined;
   }
 
   /** The managed kinds this cluster serves (optional ones only when discovered). */
@@ -112,7 +119,7 @@ export class PlatformReconciler {
       return {};
     }
     const spec = gate.spec;
-    const outcome: Outcome = { errors: [], problems: [], changed: 0, paused: spec.paused };
+    const outcome: Outcome = { errors: [], problems: [], changed: 0, paused: spec.paused, certificates: {} };
     if (spec.paused) {
       await this.status.write(client, platform, statusOf(spec, outcome));
       return {};
@@ -124,10 +131,22 @@ export class PlatformReconciler {
     platform = await writeVerticalScaling(this.status, ctx, platform, spec, vpas, this.now());
     const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
     if (decision) platform = await writeAhead(this.status, ctx, platform, decision, this.now());
-    const desired = this.render(platform, spec, decision?.step).map(withAppliedHash);
+    const rendered = this.render(platform, spec, decision?.step);
+    const secrets = store({ apiVersion: "v1", kind: "Secret" });
+    const certificates = await planCertificates({
+      platform: { name: platform.metadata.name, namespace: ns, uid: platform.metadata.uid ?? "" },
+      spec,
+      desired: rendered,
+      secrets,
+      now: this.now(),
+    });
+    const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
+    outcome.certificates = certificates.states;
+    this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;
     outcome.problems = [
-      ...tlsProblems(ns, spec, store({ apiVersion: "v1", kind: "Secret" })),
+      ...certificates.problems,
+      ...tlsProblems(ns, spec, secrets),
       ...quotaProblems(desired, quota),
       ...placementProblems(spec, desired, store({ apiVersion: "v1", kind: "Node" }, "").list()),
     ];
@@ -194,6 +213,8 @@ export class PlatformReconciler {
         requeueAfterMs,
         decision?.requeueAfterMs ?? requeueAfterMs,
         hold.requeueAfterMs ?? requeueAfterMs,
+        // Look again when the certificate is due (a second late, so it is due by then).
+        certificates.renewInMs !== undefined ? certificates.renewInMs + 1000 : requeueAfterMs,
       ),
     };
   }

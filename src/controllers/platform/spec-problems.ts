@@ -1,5 +1,6 @@
-// What the spec asks for that the cluster cannot give, each naming its field: a TLS Secret the
-// spec names that does not exist. (Quota problems are computed from the rendered objects, in
+// What the spec asks for that the cluster cannot give, each naming its field: an ingress TLS
+// Secret of its own name that does not exist. (The platform certificate, global.tlsSecretName, is
+// issued when missing: certificates.ts; quota problems are computed from the rendered objects, in
 // quota.ts.) Pure over the Secret cache.
 import { REASON, type ResolvedSpec } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
@@ -21,13 +22,8 @@ export function tlsProblems(
       });
     }
   };
-  if (spec.global.tlsEnabled) need("spec.global.tlsSecretName", spec.global.tlsSecretName);
   const ingress = spec.gateway.ingress;
-  if (ingress.enabled && ingress.tls) {
-    need(
-      ingress.tlsSecretName ? "spec.gateway.ingress.tlsSecretName" : "spec.global.tlsSecretName",
-      ingress.tlsSecretName ?? spec.global.tlsSecretName,
-    );
-  }
-  return problems.filter((p, i) => problems.findIndex((q) => q.message === p.message) === i);
+  if (ingress.enabled && ingress.tls && ingress.tlsSecretName !== spec.global.tlsSecretName)
+    need("spec.gateway.ingress.tlsSecretName", ingress.tlsSecretName);
+  return problems;
 }

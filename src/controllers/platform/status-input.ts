@@ -4,6 +4,7 @@
 import {
   INSTANCE_LABEL,
   componentByName,
+  type CertificateState,
   type OntoPlatform,
   type OntoPlatformStatus,
   type ResolvedSpec,
@@ -23,6 +24,8 @@ export interface Outcome {
   changed: number;
   paused: boolean;
   foreign?: ForeignField[];
+  /** The platform's certificates (certificates.ts), for status.certificates. */
+  certificates: Record<string, CertificateState>;
 }
 
 /** The status of a reconcile of `platform` over `current`; `objects` lists a kind in its namespace. */
@@ -38,7 +41,7 @@ export function platformStatus(
     Deployment: objects("apps/v1", "Deployment"),
     StatefulSet: objects("apps/v1", "StatefulSet"),
   };
-  return computeStatus({
+  const status = computeStatus({
     spec,
     generation: platform.metadata.generation ?? 0,
     previous: current,
@@ -50,6 +53,9 @@ export function platformStatus(
     ...(outcome.foreign ? { foreign: outcome.foreign } : {}),
     now,
   });
+  return Object.keys(outcome.certificates).length > 0
+    ? { ...status, certificates: outcome.certificates }
+    : status;
 }
 
 /** The platform's component workloads by component name, from the workload and Pod caches. */

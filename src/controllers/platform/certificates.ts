@@ -1,0 +1,260 @@
+// The platform certificate, the step between render and apply. When the spec needs
+// global.tlsSecretName (tlsEnabled, or an ingress terminating TLS with it):
+// - a Secret of that name without the operator's label is the user's: used as it is, never
+//   written; what is wrong with it (no tls.key, not a certificate, a key that does not match,
+//   expired) is a problem naming the field and the key;
+// - otherwise the operator issues it from a per-platform CA (kept in the Secret `<platform>-ca`,
+//   created on first need) with every name certificateNames lists, and issues it again when the
+//   names or the lifetime change, the CA changed, or `renewAtFraction` of its lifetime has passed. A stopped
+//   operator renews on its first reconcile after it starts again (the decision is made from the
+//   stored certificate, never from memory).
+// Both Secrets join the desired objects, so apply writes them and prune keeps them.
+import { REASON, type CertificateState, type ResolvedSpec } from "../../api/index.js";
+import type { KubeObject } from "../../kube/index.js";
+import {
+  ISSUED_CERTIFICATE_LABEL,
+  caSecretName,
+  certificateNames,
+  issuedCertificateSecret,
+  type PlatformRef,
+  type RenderedObject,
+  withTlsRevision,
+} from "../../render/index.js";
+import type { ReadonlyStore } from "../../runtime/index.js";
+import {
+  issueCa,
+  issueLeaf,
+  keyMatches,
+  CLOCK_SKEW_MS,
+  readCertificate,
+  signedBy,
+  type CertificateFacts,
+  type KeyPair,
+} from "./certificate-pki.js";
+import type { SpecProblem } from "./status.js";
+
+/**
+ * Components whose program picks up a renewed certificate from its mounted Secret by itself; the
+ * pods of every other component that mounts it are rolled (render's withTlsRevision). Today none
+ * of the mounting programs is known to reload, so every one restarts.
+ */
+export const TLS_RELOADING_COMPONENTS: ReadonlySet<string> = new Set<string>();
+
+/** The CA lives long: renewing it means every client must trust a new root. */
+const CA_LIFETIME_MS = 10 * 365 * 24 * 3600_000;
+const FIELD = "spec.global.tlsSecretName";
+
+/** How the certificate step issues key material (tests pass a clock; the CA's life is fixed). */
+export interface Issuer {
+  issueCa(commonName: string, now: Date, lifetimeMs: number): Promise<KeyPair>;
+  issueLeaf(ca: KeyPair, names: readonly string[], now: Date, lifetimeMs: number): Promise<KeyPair>;
+}
+
+export const PLATFORM_ISSUER: Issuer = { issueCa, issueLeaf };
+
+export interface CertificatePlan {
+  /** The issued Secrets, to apply with the rendered objects. */
+  objects: RenderedObject[];
+  problems: SpecProblem[];
+  /** For status.certificates, by Secret name. */
+  states: Record<string, CertificateState>;
+  /** Serial of the certificate in use, when there is a usable one (rolls the pods that need it). */
+  serial?: string;
+  /** When the next renewal is due, from `now`. */
+  renewInMs?: number;
+}
+
+/** Go-style duration ("2160h", "1h30m", "90s") in milliseconds; the schema's pattern admits only these. */
+export function durationMs(text: string): number {
+  let ms = 0;
+  for (const [, value, unit] of text.matchAll(/([0-9]+)([hms])/g))
+    ms += Number(value) * (unit === "h" ? 3600_000 : unit === "m" ? 60_000 : 1000);
+  return ms;
+}
+
+/** Whether the spec asks for the platform certificate, and its Secret's name. */
+export function platformCertificateName(spec: ResolvedSpec): string | undefined {
+  const ingress = spec.gateway.ingress;
+  const ingressUsesIt =
+    ingress.enabled &&
+    ingress.tls &&
+    (ingress.tlsSecretName ?? spec.global.tlsSecretName) === spec.global.tlsSecretName;
+  return spec.global.tlsEnabled || ingressUsesIt ? spec.global.tlsSecretName : undefined;
+}
+
+/** When `facts` is due for renewal: `fraction` of its lifetime after it became valid. */
+export function renewAt(facts: Pick<CertificateFacts, "notBefore" | "notAfter">, fraction: number): Date {
+  const start = facts.notBefore.getTime();
+  return new Date(start + fraction * (facts.notAfter.getTime() - start));
+}
+
+type SecretView = KubeObject & { data?: Record<string, string> };
+
+function decoded(secret: SecretView | undefined, key: string): string | undefined {
+  const value = secret?.data?.[key];
+  return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
+}
+
+function issuedAs(secret: SecretView | undefined): string | undefined {
+  return secret?.metadata?.labels?.[ISSUED_CERTIFICATE_LABEL];
+}
+
+/** A stored key pair, when both halves are there, parse, and belong together. */
+function storedPair(secret: SecretView | undefined): { pair: KeyPair; facts: CertificateFacts } | undefined {
+  const cert = decoded(secret, "tls.crt");
+  const key = decoded(secret, "tls.key");
+  if (!cert || !key) return undefined;
+  try {
+    const facts = readCertificate(cert);
+    return keyMatches(cert, key) ? { pair: { certPem: cert, keyPem: key }, facts } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What is wrong with a user's TLS Secret, if anything (the Secret itself is never touched). */
+function userSecretProblem(
+  ref: string,
+  secret: SecretView,
+  now: Date,
+): { problem?: SpecProblem; facts?: CertificateFacts } {
+  const invalid = (message: string) => ({
+    problem: { field: FIELD, reason: REASON.InvalidTLSSecret, message: `Secret ${ref}: ${message}` },
+  });
+  const cert = decoded(secret, "tls.crt");
+  const key = decoded(secret, "tls.key");
+  if (!cert) return invalid("has no tls.crt");
+  if (!key) return invalid("has no tls.key");
+  let facts: CertificateFacts;
+  try {
+    facts = readCertificate(cert);
+  } catch {
+    return invalid("tls.crt is not a PEM certificate");
+  }
+  try {
+    if (!keyMatches(cert, key)) return { ...invalid("tls.key is not the key of tls.crt"), facts };
+  } catch {
+    return { ...invalid("tls.key is not a PEM private key"), facts };
+  }
+  if (facts.notAfter.getTime() <= now.getTime())
+    return {
+      facts,
+      problem: {
+        field: FIELD,
+        reason: REASON.TLSCertificateExpired,
+        message: `Secret ${ref}: the certificate in tls.crt expired at ${facts.notAfter.toISOString()}`,
+      },
+    };
+  return { facts };
+}
+
+/** The certificate step's decisions and, where needed, freshly issued key material. */
+export async function planCertificates(input: {
+  platform: PlatformRef;
+  spec: ResolvedSpec;
+  desired: readonly RenderedObject[];
+  secrets: ReadonlyStore<KubeObject>;
+  now: Date;
+  issuer?: Issuer;
+}): Promise<CertificatePlan> {
+  const { platform, spec, now } = input;
+  const issuer = input.issuer ?? PLATFORM_ISSUER;
+  const name = platformCertificateName(spec);
+  const plan: CertificatePlan = { objects: [], problems: [], states: {} };
+  if (!name) return plan;
+  const ns = platform.namespace;
+  const live = input.secrets.getByName(ns, name);
+
+  if (live && issuedAs(live) !== "certificate") {
+    const { problem, facts } = userSecretProblem(`${ns}/${name}`, live, now);
+    if (problem) plan.problems.push(problem);
+    if (facts) {
+      plan.states[name] = { issuer: "user", notAfter: facts.notAfter.toISOString(), serial: facts.serial };
+      if (!problem) plan.serial = facts.serial;
+    }
+    return plan;
+  }
+
+  const caName = caSecretName(platform.name);
+  const caLive = input.secrets.getByName(ns, caName);
+  if (caLive && issuedAs(caLive) !== "ca") {
+    plan.problems.push({
+      field: FIELD,
+      reason: REASON.InvalidTLSSecret,
+      message: `Secret ${ns}/${caName} is where the operator keeps the platform's CA, but it was not created by the operator; rename it`,
+    });
+    return plan;
+  }
+  let ca = storedPair(caLive);
+  if (!ca || !ca.facts.isCa || ca.facts.notAfter.getTime() <= now.getTime()) {
+    const pair = await issuer.issueCa(`${platform.name}.${ns} platform CA`, now, CA_LIFETIME_MS);
+    ca = { pair, facts: readCertificate(pair.certPem) };
+  }
+
+  const fraction = spec.global.tls.renewAtFraction;
+  const lifetimeMs = durationMs(spec.global.tls.certificateLifetime);
+  const names = certificateNames(
+    input.desired,
+    ns,
+    spec.gateway.ingress.enabled ? spec.gateway.ingress.host : undefined,
+  );
+  let leaf = storedPair(live);
+  const usable =
+    leaf !== undefined &&
+    signedBy(leaf.pair.certPem, ca.pair.certPem) &&
+    names.every((n) => leaf?.facts.dnsNames.includes(n)) &&
+    // A changed certificateLifetime takes effect at once (the skew backdating aside).
+    Math.abs(leaf.facts.notAfter.getTime() - leaf.facts.notBefore.getTime() - lifetimeMs - CLOCK_SKEW_MS) <
+      CLOCK_SKEW_MS &&
+    renewAt(leaf.facts, fraction).getTime() > now.getTime();
+  if (!leaf || !usable) {
+    const pair = await issuer.issueLeaf(ca.pair, names, now, lifetimeMs);
+    leaf = { pair, facts: readCertificate(pair.certPem) };
+  }
+
+  plan.objects.push(
+    issuedCertificateSecret(platform, caName, "ca", {
+      cert: ca.pair.certPem,
+      key: ca.pair.keyPem,
+      ca: ca.pair.certPem,
+    }),
+    issuedCertificateSecret(platform, name, "certificate", {
+      cert: leaf.pair.certPem,
+      key: leaf.pair.keyPem,
+      ca: ca.pair.certPem,
+    }),
+  );
+  const due = renewAt(leaf.facts, fraction);
+  plan.states[name] = {
+    issuer: "operator",
+    notAfter: leaf.facts.notAfter.toISOString(),
+    renewAt: due.toISOString(),
+    serial: leaf.facts.serial,
+  };
+  plan.states[caName] = {
+    issuer: "operator",
+    notAfter: ca.facts.notAfter.toISOString(),
+    serial: ca.facts.serial,
+  };
+  plan.serial = leaf.facts.serial;
+  plan.renewInMs = Math.max(0, due.getTime() - now.getTime());
+  return plan;
+}
+
+/**
+ * The objects to apply: the issued Secrets, then `rendered` with the certificate's serial on the
+ * pod templates that must restart for a new one (shared by the reconciler and `onto diff`).
+ */
+export function withPlatformCertificate(
+  rendered: readonly RenderedObject[],
+  spec: ResolvedSpec,
+  plan: CertificatePlan,
+): RenderedObject[] {
+  const name = spec.global.tlsSecretName;
+  return [
+    ...plan.objects,
+    ...(plan.serial && name
+      ? withTlsRevision(rendered, name, plan.serial, TLS_RELOADING_COMPONENTS)
+      : rendered),
+  ];
+}
