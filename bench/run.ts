@@ -8,8 +8,9 @@ import { join } from "node:path";
 import { clusterDown, clusterUp } from "../src/localcluster/launcher.js";
 import { compareResults, formatComparison, parseResult } from "./lib/compare.js";
 import { FigureSet, formatTable, type BenchResult } from "./lib/figures.js";
-import { adminClientOf, installCrds, startBenchOperator, type BenchEnv } from "./lib/env.js";
+import { adminClientOf, deleteNamespace, installCrds, startBenchOperator, type BenchEnv } from "./lib/env.js";
 import { parseBenchOptions } from "./lib/options.js";
+import { cliStart } from "./scenarios/cli.js";
 import { ceiling } from "./scenarios/ceiling.js";
 import { converge } from "./scenarios/converge.js";
 import { repair } from "./scenarios/repair.js";
@@ -45,6 +46,9 @@ async function main(): Promise<number> {
   });
   const admin = adminClientOf(cluster);
   await installCrds(admin);
+  // Namespaces an interrupted earlier run left behind would add to every figure.
+  const leftovers = await admin.list("v1", "Namespace", { labelSelector: "onto.paas/bench=true" });
+  await Promise.all(leftovers.items.map((n) => deleteNamespace(admin, n.metadata?.name ?? "")));
   const { operator, requests, logDir } = await startBenchOperator(cluster.kubeconfigPath);
   log(`operator logs in ${logDir}`);
   const env: BenchEnv = { cluster, admin, operator, requests, quick: opts.quick, log };
@@ -60,6 +64,7 @@ async function main(): Promise<number> {
     if (want.has("noop")) await noopAndIdle(env, figs, kept);
     if (want.has("repair")) await repair(env, figs, kept);
     if (want.has("ceiling")) await ceiling(env, figs, writesPerSecond);
+    if (want.has("cli")) await cliStart(env, figs);
     if (want.has("scale")) for (const n of opts.platforms) await scale(env, figs, n);
     notes.push("upgrade overhead (healthy -> next step p50/p99) is not measured yet");
     notes.push("peakRss and cpu are of the bench process, which runs the operator in-process");

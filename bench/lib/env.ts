@@ -16,15 +16,28 @@ export const PLATFORM_NAME = "onto-minimal";
 /** Requests by HTTP method since the last reset. */
 export class RequestCounter {
   counts: Record<string, number> = {};
+  /** By "METHOD path" (query left off), to say where the requests went. */
+  paths: Record<string, number> = {};
 
   observe(client: KubeClient): void {
     client.onRequest((r) => {
       this.counts[r.method] = (this.counts[r.method] ?? 0) + 1;
+      const key = `${r.method} ${r.path.split("?")[0] ?? ""}`;
+      this.paths[key] = (this.paths[key] ?? 0) + 1;
     });
   }
 
   reset(): void {
     this.counts = {};
+    this.paths = {};
+  }
+
+  /** The `n` most frequent "METHOD path" entries, most first. */
+  top(n: number): string[] {
+    return Object.entries(this.paths)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `${v} ${k}`);
   }
 
   total(): number {

@@ -3,7 +3,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { DEFAULT_TOLERANCE } from "./compare.js";
 
-export const SCENARIOS = ["converge", "noop", "repair", "ceiling", "scale"] as const;
+export const SCENARIOS = ["converge", "noop", "repair", "ceiling", "cli", "scale"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {

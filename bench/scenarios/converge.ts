@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { readFileSync } from "node:fs";
-import { formatObjects, renderFile } from "../../src/cli/commands/render.js";
+import { renderFile } from "../../src/cli/commands/render.js";
 import { OPTIONAL_APIS } from "../../src/render/index.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { ensureHelm } from "../../src/localcluster/helm.js";
@@ -45,11 +45,15 @@ async function servedApiVersions(client: KubeClient): Promise<string[]> {
   return served.filter((v): v is string => v !== undefined);
 }
 
-/** The rendered objects of the minimal sample in `namespace`, without owner references (no owner exists). */
+/**
+ * The rendered objects of the minimal sample in `namespace`, without owner references (no owner
+ * exists), as a stream of JSON documents: JSON is YAML that kubectl's and Helm's YAML 1.1 parsers
+ * read the same way (in `onto render`'s YAML 1.2 output an unquoted `Off` reads as false to them).
+ */
 function renderedYaml(namespace: string, apiVersions: string[]): { yaml: string; count: number } {
   const objects = renderFile(readFileSync("samples/minimal.yaml", "utf8"), { namespace, apiVersions });
   for (const o of objects) delete (o.metadata as { ownerReferences?: unknown }).ownerReferences;
-  return { yaml: formatObjects(objects, "yaml"), count: objects.length };
+  return { yaml: objects.map((o) => `---\n${JSON.stringify(o)}\n`).join(""), count: objects.length };
 }
 
 type Tool = "operator" | "kubectl" | "helm";
