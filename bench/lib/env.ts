@@ -151,7 +151,7 @@ export async function createNamespace(client: KubeClient, name: string): Promise
     apiVersion: "v1",
     kind: "Namespace",
     metadata: { name, labels: { "onto.paas/bench": "true" } },
-  } as KubeObject);
+  });
 }
 
 export async function deleteNamespace(client: KubeClient, name: string): Promise<void> {

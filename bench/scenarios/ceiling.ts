@@ -2,7 +2,7 @@
 // number of requests in flight (creates of ConfigMaps), the ceiling the operator's own write rate
 // is measured against.
 import type { KubeObject } from "../../src/kube/index.js";
-import { FigureSet } from "../lib/figures.js";
+import type { FigureSet } from "../lib/figures.js";
 import { benchNamespace, createNamespace, deleteNamespace, type BenchEnv } from "../lib/env.js";
 
 export async function ceiling(

@@ -3,7 +3,7 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { promisify } from "node:util";
-import { FigureSet } from "../lib/figures.js";
+import type { FigureSet } from "../lib/figures.js";
 import { median } from "../lib/stats.js";
 import type { BenchEnv } from "../lib/env.js";
 

@@ -13,7 +13,7 @@ import { renderFile } from "../../src/cli/commands/render.js";
 import { OPTIONAL_APIS } from "../../src/render/index.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { ensureHelm } from "../../src/localcluster/helm.js";
-import { FigureSet } from "../lib/figures.js";
+import type { FigureSet } from "../lib/figures.js";
 import { median, percentile } from "../lib/stats.js";
 import {
   benchNamespace,

@@ -2,7 +2,7 @@
 // operator's informer sees the deletion and re-creates it. Timed from the delete call until the
 // Deployment exists again under a new uid; writes are the operator's non-GET requests meanwhile.
 import type { KubeObject } from "../../src/kube/index.js";
-import { FigureSet } from "../lib/figures.js";
+import type { FigureSet } from "../lib/figures.js";
 import { median, percentile } from "../lib/stats.js";
 import { waitFor, type BenchEnv } from "../lib/env.js";
 

@@ -1,6 +1,6 @@
 // Noop and idle: what the operator sends for a converged platform when nothing changed, by HTTP
 // method, for one reconcile run directly (noop) and over a quiet window (idle, per minute).
-import { FigureSet } from "../lib/figures.js";
+import type { FigureSet } from "../lib/figures.js";
 import { PLATFORM_NAME, waitFor, type BenchEnv } from "../lib/env.js";
 
 function byMethod(figs: FigureSet, scenario: string, counts: Record<string, number>, scale = 1): void {

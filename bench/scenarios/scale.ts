@@ -5,7 +5,7 @@
 import type { Histogram } from "prom-client";
 import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import type { KubeObject } from "../../src/kube/index.js";
-import { FigureSet } from "../lib/figures.js";
+import type { FigureSet } from "../lib/figures.js";
 import { histogramQuantile, median, percentile } from "../lib/stats.js";
 import {
   PLATFORM_NAME,
