@@ -2,6 +2,7 @@
 // for one JSON object as the last line, `--compare <older.json>` for a side-by-side view that
 // exits 1 on a regression. Scenarios are described in bench/README.md.
 import { execFileSync } from "node:child_process";
+import { CommanderError } from "commander";
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, homedir, loadavg } from "node:os";
 import { join } from "node:path";
@@ -103,6 +104,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
+    // --help, --version and bad options: commander has printed what to say.
+    if (err instanceof CommanderError) process.exit(err.exitCode);
     console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
     process.exit(2);
   },

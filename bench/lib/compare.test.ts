@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { compareResults, formatComparison, parseResult, regressed } from "./compare.js";
 import type { BenchResult, Figure } from "./figures.js";
@@ -66,5 +67,14 @@ describe("parseResult", () => {
 
   it("refuses JSON that is not a result", () => {
     expect(() => parseResult('{"x": 1}')).toThrow(/figures/);
+  });
+});
+
+describe("the committed results", () => {
+  it("parse, and a result compared with itself has no regression", () => {
+    const r = parseResult(readFileSync("bench/results/0.1.0.json", "utf8"));
+    const rows = compareResults(r, r, 0.3);
+    expect(rows.length).toBe(Object.keys(r.figures).length);
+    expect(rows.filter((row) => row.regressed)).toEqual([]);
   });
 });
