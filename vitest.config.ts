@@ -12,7 +12,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "test/unit/**/*.test.ts"],
+          include: ["src/**/*.test.ts", "test/unit/**/*.test.ts", "bench/**/*.test.ts"],
           environment: "node",
           // Some unit tests start the CLI as a process or run hundreds of property cases; on a
           // loaded 2-core machine (the cluster suite runs beside them) 5 s is too tight.
