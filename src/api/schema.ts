@@ -1096,6 +1096,9 @@ const postgresStatus = Type.Object(
       Type.String({ format: "date-time", description: "Since when the primary has not answered (absent while it answers)." }),
     ),
     members: Type.Optional(Type.Array(postgresMember, { maxItems: 32, description: "Members, by pod name." })),
+    failoverWithheld: Type.Optional(
+      Type.String({ maxLength: 1024, description: "A failover is due but held back by a guard rail, and why." }),
+    ),
     lastFailover: Type.Optional(
       Type.Object(
         {
