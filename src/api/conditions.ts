@@ -202,13 +202,15 @@ const REASON_DOCS = {
   MissingSecret: {
     conditions: ["CrashLoop"],
     status: "True",
-    means: "a container crash-loops and a Secret its pod refers to does not exist; the message names it",
+    means:
+      "a container crash-loops, or cannot start (CreateContainerConfigError, a failed mount), and a Secret its pod refers to does not exist; the message names it and quotes the kubelet",
     todo: "restore the Secret",
   },
   MissingConfigMap: {
     conditions: ["CrashLoop"],
     status: "True",
-    means: "a container crash-loops and a ConfigMap its pod refers to does not exist; the message names it",
+    means:
+      "a container crash-loops, or cannot start (CreateContainerConfigError, a failed mount), and a ConfigMap its pod refers to does not exist; the message names it and quotes the kubelet",
     todo: "restore the ConfigMap",
   },
   DependencyNotReady: {
@@ -228,7 +230,7 @@ const REASON_DOCS = {
   NoCrashLoop: {
     conditions: ["CrashLoop"],
     status: "False",
-    means: "no platform pod is in CrashLoopBackOff",
+    means: "no platform pod is in CrashLoopBackOff or waits on a missing Secret or ConfigMap",
     todo: "",
   },
   GuardRail: {

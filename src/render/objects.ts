@@ -77,6 +77,7 @@ export interface Container {
   startupProbe?: Probe;
   volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
   securityContext?: Record<string, unknown>;
+  terminationMessagePolicy?: "File" | "FallbackToLogsOnError";
 }
 
 export interface Volume {

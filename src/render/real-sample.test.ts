@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { Quantity, resolveSpec, type OntoPlatform } from "../api/index.js";
 import { validateYamlStream } from "../api/documents.js";
 import { renderPlatform, type RenderedObject } from "./index.js";
+import { IMAGE_REFS, TEST_RELEASE_IMAGES, UPGRADE_RELEASE_IMAGES } from "../localcluster/images/index.js";
+import { TEST_RELEASE_VERSIONS } from "../localcluster/images/versions.js";
 import { LOCAL_CATALOG, localReleases } from "../../test/support/local-releases.js";
 
 const text = readFileSync(join(import.meta.dirname, "../../samples/real.yaml"), "utf8");
@@ -90,5 +92,21 @@ describe("the real-node sample and its test releases", () => {
       (o) => o.kind === "StatefulSet" && o.metadata.name === "postgres",
     );
     expect(upgraded && podOf(upgraded).containers[0]?.image).toBe("onto.local/postgres:15-debian12-2");
+  });
+
+  it("names on the real node, in both releases, only images the local builder has a recipe for", () => {
+    expect(localReleases().map((r) => r.spec.version)).toEqual([...TEST_RELEASE_VERSIONS]);
+    for (const [version, names] of [
+      ["1.5.0-local.1", TEST_RELEASE_IMAGES],
+      ["1.5.0-local.2", UPGRADE_RELEASE_IMAGES],
+    ] as const) {
+      const real = render(version).filter(
+        (o) =>
+          ["Deployment", "StatefulSet", "Job"].includes(o.kind) && podOf(o).nodeSelector?.[REAL] === "real",
+      );
+      const images = new Set(real.flatMap((o) => podOf(o).containers.map((c) => c.image)));
+      const built = new Set(names.map((n) => IMAGE_REFS[n]));
+      for (const image of images) expect(built, `${version}: ${image}`).toContain(image);
+    }
   });
 });

@@ -145,6 +145,9 @@ function hardenContainer(c: Container, placement: PodPlacement, owner: Owner): C
     ...c,
     imagePullPolicy: placement.imagePullPolicy,
     securityContext: { ...c.securityContext, ...RESTRICTED_CONTAINER },
+    // The programs write no termination log: on an error exit the kubelet keeps the end of the
+    // container's log as its termination message instead, which the crash-loop diagnosis quotes.
+    terminationMessagePolicy: "FallbackToLogsOnError",
   };
 }
 

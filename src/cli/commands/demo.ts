@@ -1,17 +1,31 @@
 // `onto demo` (`npm run demo`): the local cluster, the CRD, the operator as a background process,
 // the production sample, and its status live until Running; then what to try next. Idempotent:
 // a second run reuses the cluster, the operator and the platform as they are.
+// `onto demo --real` (`npm run demo -- --real`): the same with a real node, the images built here
+// loaded into it, the test releases applied, local volumes, and samples/real.yaml (Postgres,
+// Redis, MinIO and two platform services running for real).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
-import { parse } from "yaml";
-import { PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
+import { parse, parseAllDocuments } from "yaml";
+import {
+  PLATFORM_REF,
+  resolveSpec,
+  validateOntoRelease,
+  type OntoPlatform,
+  type OntoRelease,
+} from "../../api/index.js";
 import { pathRefusal } from "../../controllers/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../kube/index.js";
 import { clusterUp } from "../../localcluster/launcher.js";
+import { ensureImages, TEST_RELEASE_IMAGES } from "../../localcluster/images/index.js";
+import { claimsOfRendered, ensureLocalVolumes } from "../../localcluster/local-volumes.js";
+import { REAL_NODE_SELECTOR } from "../../localcluster/node-kind.js";
+import { catalogFrom, BUILT_IN_RELEASES } from "../../release/index.js";
+import { renderPlatform } from "../../render/index.js";
 import { ensureOperatorProcess } from "../../localcluster/operator-process.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 import { KNOWN_VERSIONS, PRODUCT_CATALOG } from "../../release/index.js";
@@ -19,16 +33,21 @@ import { paletteFor } from "../output.js";
 import { interruptSignal, runStatus } from "./status.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const CRD_FILE = join(ROOT, "deploy", "crds", "onto.paas_ontoplatforms.yaml");
+const CRD_FILES = [
+  join(ROOT, "deploy", "crds", "onto.paas_ontoplatforms.yaml"),
+  join(ROOT, "deploy", "crds", "onto.paas_ontoreleases.yaml"),
+];
 const SAMPLE_FILE = join(ROOT, "samples", "production.yaml");
+const REAL_SAMPLE_FILE = join(ROOT, "samples", "real.yaml");
+const LOCAL_RELEASES_FILE = join(ROOT, "samples", "releases", "local.yaml");
 const DEMO_FIELD_MANAGER = "onto-demo";
 
 type Crd = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function installCrd(client: KubeClient): Promise<void> {
-  const crd = parse(readFileSync(CRD_FILE, "utf8")) as Crd;
+async function installCrd(client: KubeClient, file: string): Promise<void> {
+  const crd = parse(readFileSync(file, "utf8")) as Crd;
   await client.apply(crd, { force: true });
   const ref = {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -111,6 +130,60 @@ export function nextVersion(running: string): string {
 interface DemoFlags {
   stateDir: string;
   timeout: number;
+  real?: boolean;
+}
+
+/** The test releases (OntoRelease objects naming the images built here), applied like a user's. */
+function localReleases(): OntoRelease[] {
+  return parseAllDocuments(readFileSync(LOCAL_RELEASES_FILE, "utf8"))
+    .map((d) => d.toJS() as unknown)
+    .filter((d) => d !== null)
+    .map((doc, i) => {
+      const issues = validateOntoRelease(doc);
+      if (issues.length > 0)
+        throw new Error(
+          `${LOCAL_RELEASES_FILE} document ${i + 1}: ${issues.map((x) => x.message).join("; ")}`,
+        );
+      return doc as OntoRelease;
+    });
+}
+
+/**
+ * What the real-node sample needs before it is applied: its images in the real node, the test
+ * releases, and a local volume for each claim of its StatefulSets.
+ */
+async function prepareReal(
+  client: KubeClient,
+  stateDir: string,
+  realNode: string,
+  sample: OntoPlatform & KubeObject,
+  step: (line: string) => void,
+): Promise<void> {
+  step(
+    `building (first time only) and loading the images into ${realNode}: ${TEST_RELEASE_IMAGES.join(", ")}`,
+  );
+  await ensureImages(TEST_RELEASE_IMAGES, { stateDir, progress: step });
+  const releases = localReleases();
+  for (const release of releases) await client.apply(release, { force: true });
+  step(
+    `applied the test releases ${releases.map((r) => r.spec.version).join(", ")} (${relative(process.cwd(), LOCAL_RELEASES_FILE)})`,
+  );
+  const { catalog } = catalogFrom(BUILT_IN_RELEASES, releases);
+  const spec = resolveSpec(sample.spec);
+  const { name, namespace } = sample.metadata;
+  const objects = renderPlatform({
+    platform: { name, namespace, uid: "00000000-0000-0000-0000-000000000000" },
+    spec,
+    release: catalog.releaseFor(spec.version),
+    releaseOf: (v) => catalog.releaseFor(v),
+    capabilities: { serviceMonitor: false, verticalPodAutoscaler: false },
+    generateSecret: ({ length }) => "x".repeat(length),
+  });
+  const claims = claimsOfRendered(objects, namespace, REAL_NODE_SELECTOR, realNode);
+  await ensureLocalVolumes(client, stateDir, claims);
+  step(
+    `${claims.length} local volumes for the sample's claims (${claims.filter((c) => c.realNode).length} on ${realNode})`,
+  );
 }
 
 export async function runDemo(flags: DemoFlags): Promise<number> {
@@ -122,31 +195,40 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     );
   };
 
-  const info = await clusterUp({ stateDir: flags.stateDir, progress: step });
+  const info = await clusterUp({
+    stateDir: flags.stateDir,
+    progress: step,
+    ...(flags.real ? { realNodes: 1 } : {}),
+  });
+  const sampleFile = flags.real ? REAL_SAMPLE_FILE : SAMPLE_FILE;
   const kubeconfig = info.kubeconfigPath;
   const client = new KubeClient(loadKubeConfig({ path: kubeconfig }), {
     fieldManager: DEMO_FIELD_MANAGER,
     userAgent: "onto-demo",
   });
   try {
-    step(`installing the OntoPlatform CRD (${relative(process.cwd(), CRD_FILE) || CRD_FILE})`);
-    await installCrd(client);
+    step("installing the OntoPlatform and OntoRelease CRDs (deploy/crds)");
+    for (const file of CRD_FILES) await installCrd(client, file);
 
     const operator = await ensureOperatorProcess({ stateDir: flags.stateDir, kubeconfig });
     step(
       `${operator.started ? "started" : "reusing"} the operator (pid ${operator.record.pid}); log ${operator.logFile}, audit ${operator.auditLog}`,
     );
 
-    const sample = parse(readFileSync(SAMPLE_FILE, "utf8")) as OntoPlatform & KubeObject;
+    const sample = parse(readFileSync(sampleFile, "utf8")) as OntoPlatform & KubeObject;
     const { name, namespace } = sample.metadata;
     await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-    const tlsName = sample.spec.global?.tlsSecretName ?? "onto-tls";
-    const existingTls = await client.getIfExists({
-      apiVersion: "v1",
-      kind: "Secret",
-      namespace,
-      name: tlsName,
-    });
+    if (flags.real) {
+      const realNode = info.realNodes[0];
+      if (!realNode) throw new Error(`the cluster in ${flags.stateDir} has no real node`);
+      await prepareReal(client, flags.stateDir, realNode, sample, step);
+    }
+    // The production sample serves TLS; the real-node sample does not.
+    const tlsName = sample.spec.global?.tlsSecretName;
+    const existingTls =
+      !sample.spec.global?.tlsEnabled ||
+      !tlsName ||
+      (await client.getIfExists({ apiVersion: "v1", kind: "Secret", namespace, name: tlsName }));
     if (!existingTls) {
       const { secret, kind } = tlsSecret(
         namespace,
@@ -162,9 +244,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
       step(`OntoPlatform ${namespace}/${name} exists: leaving it as it is`);
     } else {
       await client.apply(sample, { force: true });
-      step(
-        `applied ${relative(process.cwd(), SAMPLE_FILE) || SAMPLE_FILE}: OntoPlatform ${namespace}/${name}`,
-      );
+      step(`applied ${relative(process.cwd(), sampleFile) || sampleFile}: OntoPlatform ${namespace}/${name}`);
     }
 
     const watchStarted = Date.now();
@@ -192,9 +272,14 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     const running = (
       await client.getIfExists<OntoPlatform & KubeObject>({ ...PLATFORM_REF, namespace, name })
     )?.status?.version;
-    const target = nextVersion(running ?? sample.spec.version);
+    // The real-node sample upgrades to the second test release (every real member rolls).
+    const target = flags.real
+      ? (localReleases().find((r) => r.spec.version !== (running ?? sample.spec.version))?.spec.version ??
+        sample.spec.version)
+      : nextVersion(running ?? sample.spec.version);
     console.log("Next, try:");
     console.log(`  kubectl --kubeconfig ${kubeconfig} get onto -A`);
+    if (flags.real) console.log(`  kubectl --kubeconfig ${kubeconfig} get pods -o wide -n ${namespace}`);
     console.log(`  node bin/onto.js status ${name} -n ${namespace} --kubeconfig ${kubeconfig}`);
     console.log(
       `  KUBECONFIG=${kubeconfig} node bin/onto.js upgrade ${name} -n ${namespace} --to ${target} --watch`,
@@ -221,6 +306,10 @@ export function demoCommand(): Command {
         .default(defaultStateDir()),
     )
     .option("--timeout <seconds>", "how long to wait for Running", (v) => Number.parseInt(v, 10), 600)
+    .option(
+      "--real",
+      "a real node, the images built here, the test releases and samples/real.yaml (Postgres, Redis, MinIO running for real)",
+    )
     .action(async (flags: DemoFlags) => {
       process.exitCode = await runDemo(flags);
     });

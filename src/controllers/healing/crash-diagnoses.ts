@@ -1,9 +1,17 @@
 // Crash-loop decisions of a pass: every crash-looping platform pod (OOM kills excepted: they have
-// their own remedy) is diagnosed (crashloop.ts), one diagnosis per component, into the CrashLoop
-// condition, with an Event when a diagnosis is new or changed. Nothing is restarted.
+// their own remedy), and every pod the kubelet cannot start for a missing Secret or ConfigMap, is
+// diagnosed (crashloop.ts), one diagnosis per component, into the CrashLoop condition, with an
+// Event when a diagnosis is new or changed. Nothing is restarted.
 import { CONDITION, NAME_LABEL, REASON, componentByName, isEnabled } from "../../api/index.js";
 import { isTerminating, type PodView } from "../shared/kube-views.js";
-import { crashLooping, diagnoseCrashLoop, type CrashDiagnosis, type DiagnosisLookups } from "./crashloop.js";
+import {
+  crashLooping,
+  diagnoseCrashLoop,
+  diagnoseNotStarting,
+  notStarting,
+  type CrashDiagnosis,
+  type DiagnosisLookups,
+} from "./crashloop.js";
 import { oomTermination } from "./oom.js";
 import { PENDING_RECHECK_MS, type HealingView, type Pass } from "./pass.js";
 
@@ -40,11 +48,27 @@ export function diagnoseCrashLoops(pass: Pass, pods: readonly PodView[], lookups
     if (!component || isTerminating(pod) || found.has(component)) continue;
     // OOM kills have their own remedy; the crash loop they cause is not diagnosed twice.
     const first = crashLooping(pod).filter((s) => !oomTermination(s))[0];
-    if (first) found.set(component, diagnoseCrashLoop(pod, component, first, lookups));
+    if (first) {
+      found.set(component, diagnoseCrashLoop(pod, component, first, lookups));
+      continue;
+    }
+    // What the kubelet reports for a missing Secret or ConfigMap is not a crash loop.
+    for (const status of notStarting(pod)) {
+      const diagnosis = diagnoseNotStarting(pod, status, lookups);
+      if (diagnosis) {
+        found.set(component, diagnosis);
+        break;
+      }
+    }
   }
   const previous = pass.conditions.find((c) => c.type === CONDITION.CrashLoop);
   if (found.size === 0) {
-    pass.condition(CONDITION.CrashLoop, false, REASON.NoCrashLoop, "no platform pod is in CrashLoopBackOff");
+    pass.condition(
+      CONDITION.CrashLoop,
+      false,
+      REASON.NoCrashLoop,
+      "no platform pod is in CrashLoopBackOff or waits on a missing Secret or ConfigMap",
+    );
     return;
   }
   const diagnoses = [...found.entries()].sort(([a], [b]) => a.localeCompare(b));

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { diagnoseCrashLoop, dependenciesOf, type DiagnosisLookups } from "./crashloop.js";
+import {
+  dependenciesOf,
+  diagnoseCrashLoop,
+  diagnoseNotStarting,
+  lastWords,
+  notStarting,
+  type DiagnosisLookups,
+} from "./crashloop.js";
 import type { PodView } from "../shared/kube-views.js";
 
 function pod(): PodView {
@@ -82,5 +89,64 @@ describe("diagnoseCrashLoop", () => {
   it("reads dependencies from credentials and the ConfigMap's endpoint keys", () => {
     const container = pod().spec?.containers?.[0];
     expect(dependenciesOf("ontology-service", container, lookups())).toEqual(["kafka", "postgres", "redis"]);
+  });
+});
+
+describe("lastWords", () => {
+  it("keeps the last lines of a log tail, latest last, within 256 characters", () => {
+    const tail = [
+      "LOG:  starting",
+      "",
+      'PANIC:  could not open file "global/pg_control"',
+      "LOG:  shut down",
+    ].join("\n");
+    expect(lastWords(tail)).toBe(
+      'LOG:  starting | PANIC:  could not open file "global/pg_control" | LOG:  shut down',
+    );
+    const long = `${"a".repeat(300)}\nlast line`;
+    expect(lastWords(long)).toBe("last line");
+    expect(lastWords("x".repeat(300))).toHaveLength(256);
+  });
+});
+
+describe("a pod the kubelet cannot start", () => {
+  function waiting(reason: string, message?: string): PodView {
+    const p = pod();
+    return {
+      ...p,
+      status: {
+        containerStatuses: [
+          { name: "ontology-service", state: { waiting: { reason, ...(message ? { message } : {}) } } },
+        ],
+      },
+    };
+  }
+
+  it("names a missing volume Secret while the pod is in ContainerCreating", () => {
+    const p = waiting("ContainerCreating");
+    const [status] = notStarting(p);
+    expect(status).toBeDefined();
+    const d = diagnoseNotStarting(p, status!, lookups({ secretExists: (n) => n !== "onto-tls" }));
+    expect(d?.reason).toBe("MissingSecret");
+    expect(d?.message).toContain(
+      "cannot start, ContainerCreating: it references Secret onto-tls (volume tls)",
+    );
+  });
+
+  it("quotes the kubelet for a missing env Secret (CreateContainerConfigError)", () => {
+    const p = waiting("CreateContainerConfigError", 'secret "postgres-credentials" not found');
+    const d = diagnoseNotStarting(
+      p,
+      notStarting(p)[0]!,
+      lookups({ secretExists: (n) => n !== "postgres-credentials" }),
+    );
+    expect(d?.message).toContain('(kubelet: secret "postgres-credentials" not found)');
+    expect(d?.message).toContain("Secret postgres-credentials (env DATABASE_PASSWORD)");
+  });
+
+  it("says nothing while every reference exists (a pod is in ContainerCreating on every start)", () => {
+    const p = waiting("ContainerCreating");
+    expect(diagnoseNotStarting(p, notStarting(p)[0]!, lookups())).toBeUndefined();
+    expect(notStarting(pod())).toEqual([]);
   });
 });

@@ -31,6 +31,21 @@ export interface DiagnosisLookups {
   dependencyProblem(component: string): string | undefined;
 }
 
+/**
+ * Waiting reasons of a container the kubelet cannot start: its env names a Secret or ConfigMap key
+ * that does not exist (CreateContainerConfigError), or a volume cannot be set up, which leaves the
+ * pod in ContainerCreating (the kubelet says why in FailedMount Events). Neither is a crash loop;
+ * both are diagnosed when a reference is missing.
+ */
+export const NOT_STARTING = ["CreateContainerConfigError", "ContainerCreating"] as const;
+
+/** The container statuses of a pod that wait in one of NOT_STARTING. */
+export function notStarting(pod: PodView): ContainerStatus[] {
+  return [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter(
+    (s) => (NOT_STARTING as readonly string[]).includes(s.state?.waiting?.reason ?? ""),
+  );
+}
+
 /** The crash-looping container statuses of a pod. */
 export function crashLooping(pod: PodView): ContainerStatus[] {
   return [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter(
@@ -114,15 +129,70 @@ export function dependenciesOf(
   return [...found].sort();
 }
 
+/** The last lines of a termination message, at most MESSAGE_CHARS characters, the latest kept. */
+export function lastWords(message: string): string {
+  const lines = message
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  let words = "";
+  for (const line of lines.reverse()) {
+    const next = words ? `${line} | ${words}` : line;
+    if (next.length > MESSAGE_CHARS) return words || line.slice(-MESSAGE_CHARS);
+    words = next;
+  }
+  return words;
+}
+
+const MESSAGE_CHARS = 256;
+
 function lastExit(status: ContainerStatus): { exitCode?: number; text: string } {
   const t = status.lastState?.terminated ?? status.state?.terminated;
   if (!t) return { text: "no termination recorded yet" };
   const parts = [`exit code ${t.exitCode ?? "?"}`];
   if (t.reason) parts.push(`reason ${t.reason}`);
-  // The termination message is what the container wrote to its termination log: no secret by
-  // design of the platform images; it is cut to keep Events and conditions short.
-  if (t.message) parts.push(`message "${t.message.trim().slice(0, 256)}"`);
+  // The termination message is what the container wrote to its termination log or, as rendered
+  // (terminationMessagePolicy FallbackToLogsOnError), the end of its log: its last lines are what
+  // the program said before it exited. No secret by design of the platform images; cut to keep
+  // Events and conditions short.
+  if (t.message) parts.push(`message "${lastWords(t.message)}"`);
   return { ...(t.exitCode !== undefined ? { exitCode: t.exitCode } : {}), text: parts.join(", ") };
+}
+
+/**
+ * Why a container the kubelet cannot start (see notStarting) waits: the Secrets and ConfigMaps it
+ * references that do not exist, with what the kubelet said; undefined when none is missing (a pod
+ * is in ContainerCreating for a moment on every start).
+ */
+export function diagnoseNotStarting(
+  pod: PodView,
+  status: ContainerStatus,
+  lookups: DiagnosisLookups,
+): CrashDiagnosis | undefined {
+  const container = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find(
+    (c) => c.name === status.name,
+  );
+  const missing = missingReferences(pod, container, lookups);
+  const first = missing[0];
+  if (!first) return undefined;
+  const waiting = status.state?.waiting;
+  const kubelet = waiting?.message ? ` (kubelet: ${waiting.message.trim().slice(0, MESSAGE_CHARS)})` : "";
+  const list = missing.map((r) => `${r.kind} ${r.name} (${r.where})`).join(", ");
+  return {
+    container: status.name,
+    reason: first.kind === "Secret" ? REASON.MissingSecret : REASON.MissingConfigMap,
+    message: `pod ${pod.metadata?.name ?? "?"} container ${status.name} cannot start, ${waiting?.reason ?? "waiting"}${kubelet}: it references ${list}, which does not exist`,
+  };
+}
+
+function missingReferences(
+  pod: PodView,
+  container: ContainerView | undefined,
+  lookups: DiagnosisLookups,
+): Reference[] {
+  return references(pod, container).filter((r) =>
+    r.kind === "Secret" ? !lookups.secretExists(r.name) : !lookups.configMapExists(r.name),
+  );
 }
 
 /** Why the crash-looping container `status` of `pod` (component `component`) most likely fails. */
@@ -142,9 +212,7 @@ export function diagnoseCrashLoop(
     container: status.name,
     ...(exit.exitCode !== undefined ? { exitCode: exit.exitCode } : {}),
   };
-  const missing = references(pod, container).filter((r) =>
-    r.kind === "Secret" ? !lookups.secretExists(r.name) : !lookups.configMapExists(r.name),
-  );
+  const missing = missingReferences(pod, container, lookups);
   const first = missing[0];
   if (first) {
     const list = missing.map((r) => `${r.kind} ${r.name} (${r.where})`).join(", ");

@@ -1,8 +1,11 @@
 // The healer (seed 5.1): one OntoPlatform in, its pods and the nodes they run on read from the
 // informer caches, and the four remedies applied where they are due:
 //   OOMKilled        raise the component's memory limit in status.healing.memoryOverrides
-//                    (render applies it; the pods roll), up to selfHealing.maxMemory;
-//   CrashLoopBackOff a diagnosis in the CrashLoop condition and an Event, no restart;
+//                    (render applies it; the pods roll), up to selfHealing.maxMemory; a
+//                    StatefulSet pod still OOM-killed at its old limit is deleted so the raise
+//                    reaches it (OrderedReady replaces no pod that is not Ready);
+//   CrashLoopBackOff a diagnosis in the CrashLoop condition and an Event, no restart (also for a
+//                    pod the kubelet cannot start for a missing Secret or ConfigMap);
 //   Evicted          delete the evicted pod after recording its reason and the node's pressure;
 //   node lost        force-delete the platform's pods stranded on a node NotReady for longer than
 //                    selfHealing.nodeLossGraceSeconds, so their controllers recreate them elsewhere.
@@ -43,7 +46,12 @@ import { diagnoseCrashLoops, diagnosisLookups } from "./crash-diagnoses.js";
 import { healOom, needsRender, reconsiderOverrides } from "./memory.js";
 import type { HealingMetrics } from "./metrics.js";
 import { Pass, type HealingNote, type HealingView } from "./pass.js";
-import { planEvictedCleanup, planNodeLoss, type HealingAction } from "./pod-remedies.js";
+import {
+  planEvictedCleanup,
+  planNodeLoss,
+  planStuckOomReplacements,
+  type HealingAction,
+} from "./pod-remedies.js";
 
 /** How long a force-deleted pod's UID is remembered (see Healer.freed). */
 const FREED_MEMORY_MS = 10 * 60_000;
@@ -120,6 +128,7 @@ export class Healer {
     healOom(pass, notUpgrading);
     diagnoseCrashLoops(pass, notUpgrading, diagnosisLookups(pass, view));
     await this.run(ctx, pass, [
+      ...planStuckOomReplacements(pass, notUpgrading, view),
       ...planEvictedCleanup(pass, view.pods, view.nodes),
       ...planNodeLoss(pass, view.pods, view.nodes, (uid) => this.freed.has(uid)),
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { overrideSuperseded, planMemoryRaise, type OomInput } from "./oom.js";
+import { overrideSuperseded, planMemoryRaise, stuckOnOldLimit, type OomInput } from "./oom.js";
 
 const now = new Date("2026-11-30T03:00:00Z");
 const policy = { oomMemoryFactor: 1.5, maxMemory: "12Gi", cooldownSeconds: 300 };
@@ -78,5 +78,25 @@ describe("overrideSuperseded (spec change rule)", () => {
     expect(overrideSuperseded(override, "8Gi")).toBe(true);
     expect(overrideSuperseded(override, "5Gi")).toBe(false);
     expect(overrideSuperseded(override, undefined)).toBe(false);
+  });
+});
+
+describe("stuckOnOldLimit (a StatefulSet pod the raise does not reach by itself)", () => {
+  const stuck = {
+    podLimit: "40Mi",
+    templateLimit: "60Mi",
+    podRevision: "r1",
+    updateRevision: "r2",
+    ready: false,
+  };
+  it("holds for a pod of the old revision, below the template's limit, not Ready", () => {
+    expect(stuckOnOldLimit(stuck)).toBe(true);
+  });
+  it("does not hold once the pod is of the update revision, Ready, or at the template's limit", () => {
+    expect(stuckOnOldLimit({ ...stuck, podRevision: "r2" })).toBe(false);
+    expect(stuckOnOldLimit({ ...stuck, ready: true })).toBe(false);
+    expect(stuckOnOldLimit({ ...stuck, templateLimit: "40Mi" })).toBe(false);
+    expect(stuckOnOldLimit({ ...stuck, templateLimit: undefined })).toBe(false);
+    expect(stuckOnOldLimit({ ...stuck, updateRevision: undefined })).toBe(false);
   });
 });

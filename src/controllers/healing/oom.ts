@@ -124,3 +124,24 @@ export function sameQuantity(a: string | undefined, b: string | undefined): bool
   if (a === undefined || b === undefined) return a === b;
   return q(a).compareTo(q(b)) === 0;
 }
+
+/**
+ * Whether an OOM-killed StatefulSet pod must be deleted for the raised limit to reach it. A
+ * StatefulSet with the default OrderedReady policy never replaces a pod that is not Ready, so a
+ * pod OOM-killed on every start keeps its old revision (and its old limit) for good once the
+ * template carries the raise: Kubernetes' documented remedy is to delete that pod, which the
+ * StatefulSet then recreates from the new template. True only when the template already carries a
+ * higher limit than the pod, the pod is of another revision than the StatefulSet's update
+ * revision, and it is not Ready. (A Deployment replaces such pods by itself.)
+ */
+export function stuckOnOldLimit(input: {
+  podLimit: string;
+  templateLimit: string | undefined;
+  podRevision: string | undefined;
+  updateRevision: string | undefined;
+  ready: boolean;
+}): boolean {
+  const { podLimit, templateLimit, podRevision, updateRevision, ready } = input;
+  if (ready || templateLimit === undefined || !podRevision || !updateRevision) return false;
+  return podRevision !== updateRevision && q(templateLimit).compareTo(q(podLimit)) > 0;
+}

@@ -1,9 +1,10 @@
 // The healer's actions on pods, planned by a pass and carried out by the healer through act():
-// evicted pods are deleted (cleanup, outside the hourly budget), and the pods stranded on a node
+// StatefulSet pods OOM-killed at a limit their template has raised since are deleted (so the
+// raise reaches them), evicted pods are deleted (cleanup, outside the hourly budget), and the pods stranded on a node
 // lost for longer than selfHealing.nodeLossGraceSeconds are force-deleted so their controllers
 // recreate them elsewhere (within the budget, and never when most of the pool is NotReady).
 // Every delete names the pod's UID, so a replacement under the same name is never hit.
-import { NAME_LABEL } from "../../api/index.js";
+import { NAME_LABEL, enabledComponents } from "../../api/index.js";
 import { ConflictError, type KubeClient, type ObjectRef } from "../../kube/index.js";
 import type { ClusterAction } from "../shared/act.js";
 import { controllerKind, isTerminating, type NodeView, type PodView } from "../shared/kube-views.js";
@@ -15,7 +16,8 @@ import {
   notReadyForMs,
   pressureConditions,
 } from "./nodes.js";
-import { PENDING_RECHECK_MS, type Pass } from "./pass.js";
+import { oomKilledMain, stuckOnOldLimit } from "./oom.js";
+import { PENDING_RECHECK_MS, type HealingView, type Pass } from "./pass.js";
 
 /** A pod action of the healer, with its name for onto_healing_actions_total{action}. */
 export interface HealingAction extends ClusterAction {
@@ -46,6 +48,50 @@ async function deleteExactly(
     if (err instanceof ConflictError) return false;
     throw err;
   }
+}
+
+/**
+ * Deletions of StatefulSet pods OOM-killed on every start at a limit below the one their template
+ * now carries, so the StatefulSet recreates them with the raised limit (see stuckOnOldLimit).
+ * Outside the hourly budget: the pod runs nothing, and the raise was counted.
+ */
+export function planStuckOomReplacements(
+  pass: Pass,
+  pods: readonly PodView[],
+  view: Pick<HealingView, "workload">,
+): HealingAction[] {
+  const actions: HealingAction[] = [];
+  for (const info of enabledComponents(pass.spec)) {
+    if (info.kind !== "StatefulSet") continue;
+    const workload = view.workload(info);
+    const templateLimit = workload?.spec?.template?.spec?.containers?.find((c) => c.name === info.name)
+      ?.resources?.limits?.memory;
+    for (const pod of pods) {
+      if (pod.metadata?.labels?.[NAME_LABEL] !== info.name || isTerminating(pod)) continue;
+      const killed = oomKilledMain(pod, info.name);
+      if (!killed?.limit) continue;
+      const stuck = stuckOnOldLimit({
+        podLimit: killed.limit,
+        templateLimit,
+        podRevision: pod.metadata?.labels?.["controller-revision-hash"],
+        updateRevision: workload?.status?.updateRevision,
+        ready: pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+      });
+      if (!stuck) continue;
+      const target = pass.podRef(pod);
+      actions.push({
+        action: "replace-pod",
+        reason: "OOMKilled",
+        verb: "delete",
+        target,
+        message: `deleted pod ${target.name}, OOMKilled at its old memory limit ${killed.limit}: the StatefulSet recreates it with ${templateLimit ?? "?"} (it replaces no pod that is not Ready by itself)`,
+        warning: true,
+        label: `Pod/${target.name}`,
+        run: (client) => deleteExactly(client, target, pod, {}),
+      });
+    }
+  }
+  return actions;
 }
 
 /** Deletions of evicted pods, each noting the pressure its node reports. */

@@ -1,11 +1,13 @@
 // Builds an image from its recipe without a container engine or a registry: the root filesystem
-// from Debian packages (mmdebstrap) or from nothing, the programs built here copied in, then a
-// docker-archive tarball written by tools/images/archive (go-containerregistry). Cached in
+// from Debian packages (mmdebstrap), from nothing, or one layer over another recipe's image; the
+// programs and folders built here copied in, then a docker-archive tarball written by
+// tools/images/archive (go-containerregistry). Cached in
 // <cache>/images/ under a key hashing the recipe and every input, so an unchanged recipe is built
 // once; an interrupted build never leaves an archive that looks complete.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -15,11 +17,12 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureGoBinary, formatElapsed, moduleHash, type GoTarget } from "../build.js";
 import { KUBERNETES_VERSION, cacheRoot } from "../versions.js";
-import { DEBIAN_EXCLUDES, imageRef, type ImageRecipe, type ProgramName } from "./recipes.js";
+import { ensureNode, ensureOperatorTree } from "./operator-inputs.js";
+import { DEBIAN_EXCLUDES, imageRef, type ImageRecipe, type ProgramName, type TreeName } from "./recipes.js";
 import {
   COREDNS_VERSION,
   GO_CONTAINERREGISTRY_VERSION,
@@ -28,9 +31,10 @@ import {
   PAUSE_VERSION,
 } from "./versions.js";
 
-const imagesToolsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "tools", "images");
+const toolsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "tools");
+const imagesToolsDir = join(toolsDir, "images");
 /** Bumped when the way images are put together changes, so cached archives are rebuilt. */
-const BUILDER_REVISION = "1";
+const BUILDER_REVISION = "2";
 
 export interface BuiltImage {
   ref: string;
@@ -56,7 +60,7 @@ function goTarget(
   ldflags = "-s -w",
   tags?: string,
 ): GoTarget {
-  const moduleDir = join(imagesToolsDir, dir);
+  const moduleDir = isAbsolute(dir) ? dir : join(imagesToolsDir, dir);
   return {
     name,
     moduleDir,
@@ -68,8 +72,11 @@ function goTarget(
   };
 }
 
-function programTarget(program: Exclude<ProgramName, "pause">): GoTarget {
+function programTarget(program: Exclude<ProgramName, "pause" | "node">): GoTarget {
   switch (program) {
+    case "standin":
+      // Our own module: its content hash (go.mod, go.sum, main.go) is its version.
+      return goTarget("standin", join(toolsDir, "standin"), "local", ".");
     case "coredns":
       return goTarget(
         "coredns",
@@ -135,7 +142,23 @@ function ensurePause(progress: Progress): string {
 
 /** Path of a program built here, building it when the cache lacks it. */
 export async function ensureProgram(program: ProgramName, progress: Progress): Promise<string> {
-  return program === "pause" ? ensurePause(progress) : ensureGoBinary(programTarget(program), progress);
+  if (program === "pause") return ensurePause(progress);
+  if (program === "node") return ensureNode(progress);
+  return ensureGoBinary(programTarget(program), progress);
+}
+
+/** Path of a folder tree made here, making it when the cache lacks it. */
+function ensureTree(tree: TreeName, progress: Progress): string {
+  switch (tree) {
+    case "operator":
+      return ensureOperatorTree(progress);
+  }
+}
+
+/** What a recipe copies in, each by its path in the cache (the paths carry versions and hashes). */
+interface Inputs {
+  programs: Map<ProgramName, string>;
+  trees: Map<TreeName, string>;
 }
 
 function sh(value: string): string {
@@ -157,13 +180,25 @@ function debianSources(): string[] {
   return files;
 }
 
-/** Shell lines that put the recipe's programs and folders into the root at `$1`. */
-function contentLines(recipe: ImageRecipe, programs: Map<ProgramName, string>): string[] {
+/** Shell lines that put the recipe's programs, trees, texts and folders into the root at `$1`. */
+function contentLines(recipe: ImageRecipe, inputs: Inputs): string[] {
   const lines: string[] = [];
   for (const file of recipe.files ?? []) {
-    const source = programs.get(file.program);
+    const source = inputs.programs.get(file.program);
     if (!source) throw new Error(`program ${file.program} not built`);
     lines.push(`install -D -m 0755 ${sh(source)} "$1"${sh(file.path)}`);
+  }
+  for (const tree of recipe.trees ?? []) {
+    const source = inputs.trees.get(tree.tree);
+    if (!source) throw new Error(`tree ${tree.tree} not built`);
+    lines.push(
+      `mkdir -p "$1"${sh(tree.path)} && cp -a ${sh(`${source}/.`)} "$1"${sh(tree.path)} && chown -R 0:0 "$1"${sh(tree.path)}`,
+    );
+  }
+  for (const text of recipe.texts ?? []) {
+    lines.push(
+      `mkdir -p "$(dirname "$1"${sh(text.path)})" && printf '%s' ${sh(text.content)} > "$1"${sh(text.path)} && chmod 0644 "$1"${sh(text.path)}`,
+    );
   }
   for (const dir of recipe.dirs ?? []) {
     lines.push(
@@ -210,7 +245,7 @@ function runLogged(
 async function debianRootfs(
   recipe: ImageRecipe,
   rootfs: Extract<ImageRecipe["rootfs"], { from: "debian" }>,
-  programs: Map<ProgramName, string>,
+  inputs: Inputs,
   out: string,
   progress: Progress,
 ): Promise<void> {
@@ -240,7 +275,7 @@ async function debianRootfs(
     if (/^Setting up /.test(line)) state.done++;
   });
   try {
-    runLines([...(rootfs.customize ?? []), ...contentLines(recipe, programs)], root);
+    runLines([...(rootfs.customize ?? []), ...contentLines(recipe, inputs)], root);
     tarRoot(root, out);
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -258,10 +293,13 @@ function tarRoot(root: string, out: string): void {
   execFileSync("tar", ["--numeric-owner", "--xattrs", "-C", root, "-cf", out, "."]);
 }
 
-function scratchRootfs(recipe: ImageRecipe, programs: Map<ProgramName, string>, out: string): void {
+/** The recipe's own files as a tarball (a whole root from scratch, or a layer over a base image). */
+function scratchRootfs(recipe: ImageRecipe, inputs: Inputs, out: string): void {
   const staging = mkdtempSync(join(dirname(out), "rootfs-"));
   try {
-    const script = contentLines(recipe, programs).join("\n");
+    // The tarball's "./" entry is the image's root folder: mkdtemp's 0700 would lock out non-root users.
+    chmodSync(staging, 0o755);
+    const script = contentLines(recipe, inputs).join("\n");
     if (script)
       execFileSync("sh", ["-c", script, "sh", staging], { stdio: ["ignore", "inherit", "inherit"] });
     execFileSync("tar", ["--numeric-owner", "--owner=0", "--group=0", "-C", staging, "-cf", out, "."]);
@@ -270,11 +308,13 @@ function scratchRootfs(recipe: ImageRecipe, programs: Map<ProgramName, string>, 
   }
 }
 
-/** Cache key of a recipe: the recipe itself and the identity of every input. */
-function recipeKey(recipe: ImageRecipe, programs: Map<ProgramName, string>, archiveTool: string): string {
+/** Cache key of a recipe: the recipe itself and the identity of every input (a base image by its key). */
+function recipeKey(recipe: ImageRecipe, inputs: Inputs, archiveTool: string, base?: BuiltImage): string {
   const hash = createHash("sha256").update(BUILDER_REVISION).update(JSON.stringify(recipe));
-  // Program paths carry their version and module hash (see build.ts), so they identify them.
-  for (const [name, path] of [...programs].sort()) hash.update(name).update(path);
+  // Program and tree paths carry their version and content hash (see build.ts), so they identify them.
+  for (const [name, path] of [...inputs.programs].sort()) hash.update(name).update(path);
+  for (const [name, path] of [...inputs.trees].sort()) hash.update(name).update(path);
+  if (base) hash.update(base.key);
   hash.update(archiveTool);
   return hash.digest("hex").slice(0, 16);
 }
@@ -284,12 +324,14 @@ export async function buildImage(
   recipe: ImageRecipe,
   progress: Progress = () => undefined,
 ): Promise<BuiltImage> {
-  const programs = new Map<ProgramName, string>();
+  const base = recipe.rootfs.from === "image" ? await buildImage(recipe.rootfs.base, progress) : undefined;
+  const inputs: Inputs = { programs: new Map(), trees: new Map() };
   for (const file of recipe.files ?? [])
-    programs.set(file.program, await ensureProgram(file.program, progress));
+    inputs.programs.set(file.program, await ensureProgram(file.program, progress));
+  for (const tree of recipe.trees ?? []) inputs.trees.set(tree.tree, ensureTree(tree.tree, progress));
   const archiveTool = await ensureGoBinary(archiveToolTarget(), progress);
   const ref = imageRef(recipe);
-  const key = recipeKey(recipe, programs, archiveTool);
+  const key = recipeKey(recipe, inputs, archiveTool, base);
   const dir = join(imagesCacheDir(), `${recipe.name.split("/").pop() ?? "image"}-${recipe.tag}-${key}`);
   const archive = join(dir, "image.tar");
   const digestFile = join(dir, "digest");
@@ -301,11 +343,12 @@ export async function buildImage(
   const started = Date.now();
   progress(`building image ${ref} (first time only)`);
   const rootfs = join(dir, "rootfs.tar.partial");
-  if (recipe.rootfs.from === "debian") await debianRootfs(recipe, recipe.rootfs, programs, rootfs, progress);
-  else scratchRootfs(recipe, programs, rootfs);
+  if (recipe.rootfs.from === "debian") await debianRootfs(recipe, recipe.rootfs, inputs, rootfs, progress);
+  else scratchRootfs(recipe, inputs, rootfs);
   const configFile = join(dir, "config.json");
   writeFileSync(configFile, JSON.stringify(recipe.config));
   const digest = execFileSync(archiveTool, [
+    ...(base ? ["-base", base.archive] : []),
     "-rootfs",
     rootfs,
     "-config",

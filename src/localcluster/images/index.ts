@@ -12,6 +12,9 @@ export {
   NODE_IMAGES,
   RECIPES,
   TEST_RELEASE_IMAGES,
+  UPGRADE_RELEASE_IMAGES,
+  VARIANT_FILE,
+  VARIANT_LABEL,
   imageRef,
 } from "./recipes.js";
 export type { ImageName, ImageRecipe } from "./recipes.js";

@@ -11,3 +11,8 @@ export const MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c";
 export const MC_VERSION = "v0.0.0-20250313080218-cf909e1063a9";
 /** tools/images/archive/go.mod: writes the image archives. */
 export const GO_CONTAINERREGISTRY_VERSION = "v0.22.1";
+/**
+ * The versions of the test releases (samples/releases/local.yaml) whose platform services run the
+ * stand-in: its images are tagged with them (a unit test checks the file names only images we build).
+ */
+export const TEST_RELEASE_VERSIONS = ["1.5.0-local.1", "1.5.0-local.2"] as const;

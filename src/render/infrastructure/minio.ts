@@ -17,9 +17,27 @@ import { MINIO, podHost } from "../endpoints.js";
 import { setupJob } from "../job.js";
 import type { RenderedObject } from "../objects.js";
 import { secretEnv } from "../secrets.js";
-import { buildWorkload, type ComponentObjects } from "../workload.js";
+import { buildWorkload, headlessServiceName, type ComponentObjects } from "../workload.js";
 
 const MINIO_UID = 1000;
+
+/**
+ * Distributed MinIO tells which of its endpoints is itself by resolving their names. A pod that
+ * starts while cluster DNS still answers its name with the address of the pod it replaced (the
+ * record's TTL plus the DNS cache: up to a minute on a usual cluster) finds no local endpoint and
+ * exits ("grid: local host () not found in cluster setup"), so every restart and every rolling
+ * update began with a failed start. It waits instead until its name resolves to its own address.
+ * Needs sh, getent, awk and grep besides minio.
+ */
+function waitForOwnName(namespace: string): string {
+  const self = `"$HOSTNAME.${headlessServiceName("minio")}.${namespace}.svc"`;
+  return [
+    `until getent ahosts ${self} | awk '{ print $1 }' | grep -qxF "$POD_IP"; do`,
+    `  echo "waiting for ${self.replace(/"/g, "")} to resolve to $POD_IP"; sleep 1`,
+    "done",
+    'exec minio "$@"',
+  ].join("\n");
+}
 
 export function renderMinio(ctx: RenderContext): ComponentObjects {
   const name = "minio";
@@ -59,6 +77,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
             name,
             image,
             command: [
+              ...(settings.replicas > 1 ? ["sh", "-c", waitForOwnName(namespace)] : []),
               "minio",
               "server",
               "--address",
@@ -74,6 +93,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
             env: [
               ...credentials,
               { name: "MINIO_PROMETHEUS_AUTH_TYPE", value: "public" },
+              { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
               { name: "HOME", value: "/data" },
             ],
             resources: mainResources(ctx, name),

@@ -164,9 +164,11 @@ clone_from() {
 }
 
 # The connection to the primary goes through the read-write Service, so after a failover a standby
-# follows the new primary by itself (recovery_target_timeline is latest). tcp_user_timeout ends an
-# attempt to an address that is gone in seconds instead of the kernel's two minutes of SYN retries.
-# libpq reads the password from PGPASSWORD, exported above.
+# follows the new primary by itself (recovery_target_timeline is latest). With a TCP user timeout:
+# when the primary comes back at a new address while DNS or the node's neighbour table still hold
+# the old one, the SYNs go to a pod that is gone and are dropped; the kernel retries them for about
+# two minutes, and the walreceiver (which does not apply connect_timeout) waits all that time.
+# tcp_user_timeout ends such an attempt in seconds. libpq reads the password from PGPASSWORD.
 start_standby() {
   touch "$PGDATA/standby.signal"
   exec postgres -D "$PGDATA" "\${flags[@]}" -c primary_slot_name="$slot" \\

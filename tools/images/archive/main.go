@@ -4,6 +4,11 @@
 // its pieces together.
 //
 //	onto-image-archive -rootfs rootfs.tar -config config.json -ref onto.local/busybox:1.35 -out image.tar
+//	onto-image-archive -base postgres.tar -rootfs extra.tar -config config.json -ref onto.local/postgres:15-2 -out image.tar
+//
+// With -base (a docker-archive this program wrote), the image is that image's layers plus the
+// rootfs tarball as one more layer: a variant that shares every byte of its base but the new
+// layer, so containerd stores and imports only that layer.
 //
 // config.json holds the image's run configuration in the OCI field names (Entrypoint, Cmd,
 // Env, User, WorkingDir, ExposedPorts, Labels). The image digest is printed on stdout.
@@ -30,12 +35,13 @@ func main() {
 	configPath := flag.String("config", "", "JSON file with the image's run configuration")
 	ref := flag.String("ref", "", "image reference the archive is tagged with")
 	out := flag.String("out", "", "path of the docker-archive tarball to write")
+	base := flag.String("base", "", "docker-archive tarball of a base image (optional): the rootfs becomes a layer on top of it")
 	flag.Parse()
 	if *rootfs == "" || *configPath == "" || *ref == "" || *out == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	digest, err := build(*rootfs, *configPath, *ref, *out)
+	digest, err := build(*base, *rootfs, *configPath, *ref, *out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "onto-image-archive:", err)
 		os.Exit(1)
@@ -43,7 +49,7 @@ func main() {
 	fmt.Println(digest)
 }
 
-func build(rootfs, configPath, ref, out string) (string, error) {
+func build(base, rootfs, configPath, ref, out string) (string, error) {
 	tag, err := name.NewTag(ref, name.WeakValidation)
 	if err != nil {
 		return "", fmt.Errorf("reference %q: %w", ref, err)
@@ -60,7 +66,14 @@ func build(rootfs, configPath, ref, out string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("layer from %s: %w", rootfs, err)
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	var start v1.Image = empty.Image
+	if base != "" {
+		// The archive holds one image; a nil tag takes it.
+		if start, err = tarball.ImageFromPath(base, nil); err != nil {
+			return "", fmt.Errorf("base image %s: %w", base, err)
+		}
+	}
+	img, err := mutate.AppendLayers(start, layer)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,389 @@
+// What the tests of a platform on the real node share: the platform of samples/real.yaml
+// reconciled by the in-process operator (under its generated RBAC), the members of a component by
+// pod address (the host routes to pods; ClusterIPs work from pods only), the generated
+// credentials, and clients from the host: pg, ioredis through the Sentinels, MinIO's client.
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type * as k8s from "@kubernetes/client-node";
+import { Redis } from "ioredis";
+import * as Minio from "minio";
+import pg from "pg";
+import { resolveSpec, type OntoPlatform } from "../../src/api/index.js";
+import {
+  claimsOfRendered,
+  ensureLocalVolumes,
+  deleteLocalVolumes,
+  LOCAL_STORAGE_CLASS,
+} from "../../src/localcluster/local-volumes.js";
+import { REAL_NODE_SELECTOR } from "../../src/localcluster/node-kind.js";
+import { renderPlatform } from "../../src/render/index.js";
+import type { KubeClient } from "../../src/kube/index.js";
+import { realNodeRuntimes } from "../../src/localcluster/launcher.js";
+import { MINIO, POSTGRES, REDIS } from "../../src/render/endpoints.js";
+import { clusterStateDir, createTestNamespace, eventually } from "../support/cluster.js";
+import { LOCAL_CATALOG, LOCAL_RELEASES_FILE } from "../support/local-releases.js";
+import { adminClient, installCrd, loadSample, startOperator, waitForPhase } from "../support/platform.js";
+import { applyReleases } from "../support/releases.js";
+import { coreApi, kubectlSpawn, realNodes } from "./support.js";
+
+export type Operator = Awaited<ReturnType<typeof startOperator>>;
+
+export interface RealPlatform {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  operator: Operator;
+}
+
+/**
+ * Local PVs for every claim the platform's StatefulSets make (src/localcluster/local-volumes.ts:
+ * the default class's host-path volumes ignore fsGroup, so non-root databases could not write).
+ */
+export async function provisionVolumes(client: KubeClient, platform: OntoPlatform): Promise<void> {
+  const { namespace } = platform.metadata;
+  const spec = resolveSpec(platform.spec);
+  const objects = renderPlatform({
+    platform: { name: platform.metadata.name, namespace, uid: "00000000-0000-0000-0000-000000000000" },
+    spec,
+    release: LOCAL_CATALOG.releaseFor(spec.version),
+    releaseOf: (v) => LOCAL_CATALOG.releaseFor(v),
+    capabilities: { serviceMonitor: false, verticalPodAutoscaler: false },
+    generateSecret: ({ length }) => "x".repeat(length),
+  });
+  const claims = claimsOfRendered(objects, namespace, REAL_NODE_SELECTOR, realNodes()[0] ?? "");
+  await ensureLocalVolumes(client, clusterStateDir(), claims);
+}
+
+export async function removeVolumes(client: KubeClient, namespace: string): Promise<void> {
+  await deleteLocalVolumes(client, clusterStateDir(), namespace);
+}
+
+/**
+ * The platform of samples/real.yaml in a namespace of its own, on local volumes, with the test
+ * releases applied and the operator running in-process for that namespace; resolves once it is
+ * Running.
+ */
+export async function startRealPlatform(
+  prefix: string,
+  opts: {
+    customize?: (platform: OntoPlatform) => void;
+    /** Runs in the namespace before the platform is applied (a user's own Secrets). */
+    prepare?: (client: KubeClient, namespace: string) => Promise<void>;
+    timeoutMs?: number;
+  } = {},
+): Promise<RealPlatform & { platform: OntoPlatform }> {
+  const client = adminClient();
+  await installCrd(client);
+  await applyReleases(client, LOCAL_RELEASES_FILE);
+  const namespace = await createTestNamespace(prefix);
+  const operator = await startOperator([namespace]);
+  const platform = loadSample("real.yaml", namespace);
+  platform.spec.global = { ...platform.spec.global, storageClass: LOCAL_STORAGE_CLASS };
+  opts.customize?.(platform);
+  await opts.prepare?.(client, namespace);
+  await provisionVolumes(client, platform);
+  await client.apply(platform);
+  await waitForPhase(client, namespace, platform.metadata.name, "Running", opts.timeoutMs ?? 420_000);
+  return { client, namespace, name: platform.metadata.name, operator, platform };
+}
+
+export async function waitRunningPlatform(p: RealPlatform, timeoutMs = 420_000): Promise<void> {
+  await waitForPhase(p.client, p.namespace, p.name, "Running", timeoutMs);
+}
+
+export async function podsOf(namespace: string, component: string): Promise<k8s.V1Pod[]> {
+  const list = await coreApi().listNamespacedPod({
+    namespace,
+    labelSelector: `app.kubernetes.io/name=${component}`,
+  });
+  return list.items
+    .filter((p) => !p.metadata?.deletionTimestamp)
+    .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
+}
+
+export function isReady(pod: k8s.V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+/** The pod, once a pod of that name other than `notUid` is Running and Ready. */
+export async function waitPodReady(
+  namespace: string,
+  name: string,
+  notUid?: string,
+  timeoutMs = 240_000,
+): Promise<k8s.V1Pod> {
+  return eventually(
+    `pod ${namespace}/${name} Ready${notUid ? " (a new one)" : ""}`,
+    async () => {
+      const pod = await coreApi().readNamespacedPod({ namespace, name });
+      if (notUid && pod.metadata?.uid === notUid) return undefined;
+      return isReady(pod) && pod.status?.podIP ? pod : undefined;
+    },
+    timeoutMs,
+    500,
+  );
+}
+
+export async function podIP(namespace: string, name: string): Promise<string> {
+  const pod = await coreApi().readNamespacedPod({ namespace, name });
+  const ip = pod.status?.podIP;
+  if (!ip) throw new Error(`pod ${namespace}/${name} has no address yet`);
+  return ip;
+}
+
+export async function secretValue(namespace: string, name: string, key: string): Promise<string> {
+  const secret = await coreApi().readNamespacedSecret({ namespace, name });
+  const value = secret.data?.[key];
+  if (value === undefined) throw new Error(`Secret ${namespace}/${name} has no key ${key}`);
+  return Buffer.from(value, "base64").toString("utf8");
+}
+
+/** Deletes a pod by name; resolves with the UID it had, so a wait can tell its replacement apart. */
+export async function deletePod(
+  namespace: string,
+  name: string,
+  gracePeriodSeconds?: number,
+): Promise<string> {
+  const pod = await coreApi().readNamespacedPod({ namespace, name });
+  await coreApi().deleteNamespacedPod({
+    namespace,
+    name,
+    ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+  });
+  return pod.metadata?.uid ?? "";
+}
+
+// ---------------------------------------------------------------- containers on the node
+
+/**
+ * Kills a container with SIGKILL through the node's containerd (what a crash of the node or the
+ * kernel's OOM killer does to it): no signal handler, no graceful shutdown.
+ */
+export async function killContainer(namespace: string, pod: string, container: string): Promise<void> {
+  const status = (
+    await coreApi().readNamespacedPod({ namespace, name: pod })
+  ).status?.containerStatuses?.find((s) => s.name === container);
+  const id = status?.containerID?.replace(/^containerd:\/\//, "");
+  if (!id) throw new Error(`container ${container} of ${namespace}/${pod} is not running`);
+  const runtime = realNodeRuntimes(clusterStateDir())[0];
+  if (!runtime) throw new Error("no real node runtime");
+  execFileSync(join(runtime.containerdDir, "ctr"), [
+    "--address",
+    runtime.address,
+    "-n",
+    "k8s.io",
+    "tasks",
+    "kill",
+    "-s",
+    "SIGKILL",
+    id,
+  ]);
+}
+
+// ---------------------------------------------------------------- port-forward
+
+/** `kubectl port-forward` to a target (e.g. svc/minio) until close(); resolves with the local port. */
+export async function portForward(
+  namespace: string,
+  target: string,
+  port: number,
+): Promise<{ port: number; close: () => void }> {
+  const child = kubectlSpawn(["port-forward", "-n", namespace, target, `:${port}`]);
+  const local = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.on("exit", (code) => reject(new Error(`port-forward ${target} exited ${code}: ${out}`)));
+  });
+  return { port: local, close: () => child.kill() };
+}
+
+// ---------------------------------------------------------------- Postgres
+
+export async function postgresPassword(namespace: string): Promise<string> {
+  return secretValue(namespace, POSTGRES.secret, POSTGRES.passwordKey);
+}
+
+/** Runs `fn` with a pg client connected to `host` as the platform's user; closes it after. */
+export async function withPostgres<T>(
+  host: string,
+  password: string,
+  fn: (client: pg.Client) => Promise<T>,
+  port = POSTGRES.port,
+): Promise<T> {
+  const client = new pg.Client({
+    host,
+    port,
+    user: POSTGRES.user,
+    database: POSTGRES.database,
+    password,
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: 30_000,
+  });
+  // An error event after a server restart must not crash the test process.
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function query<R extends pg.QueryResultRow>(
+  host: string,
+  password: string,
+  sql: string,
+  values: unknown[] = [],
+): Promise<R[]> {
+  return withPostgres(host, password, async (c) => (await c.query<R>(sql, values)).rows);
+}
+
+/** Application names of the standbys streaming from the primary at `host`. */
+export async function streamingStandbys(host: string, password: string): Promise<string[]> {
+  const rows = await query<{ application_name: string; client_addr: string }>(
+    host,
+    password,
+    "SELECT application_name, host(client_addr) AS client_addr FROM pg_stat_replication WHERE state = 'streaming'",
+  );
+  return rows.map((r) => r.client_addr).sort();
+}
+
+// ---------------------------------------------------------------- Redis
+
+export async function redisPassword(namespace: string): Promise<string> {
+  return secretValue(namespace, REDIS.secret, REDIS.passwordKey);
+}
+
+/** Pod addresses of the Redis members by the name the Sentinels announce (`redis-0.redis-headless.<ns>.svc`). */
+export async function redisAddresses(namespace: string): Promise<Map<string, string>> {
+  const map = new Map<string, string>();
+  for (const pod of await podsOf(namespace, "redis")) {
+    const name = pod.metadata?.name ?? "";
+    if (pod.status?.podIP) map.set(`${name}.redis-headless.${namespace}.svc`, pod.status.podIP);
+  }
+  return map;
+}
+
+/**
+ * A client that finds the primary through the Sentinels, as the platform's services do. The
+ * Sentinels announce cluster DNS names, which the host cannot resolve: natMap turns each into the
+ * pod's address (looked up again on every reconnect, as pods come back with new addresses).
+ */
+export function sentinelClient(
+  namespace: string,
+  password: string,
+  addresses: () => Map<string, string>,
+): Redis {
+  const sentinels = [...addresses().values()].map((host) => ({ host, port: REDIS.sentinelPort }));
+  const client = new Redis({
+    sentinels,
+    name: REDIS.masterName,
+    password,
+    updateSentinels: false,
+    sentinelMaxConnections: 3,
+    connectTimeout: 3_000,
+    maxRetriesPerRequest: 3,
+    sentinelRetryStrategy: (times) => Math.min(times * 200, 2_000),
+    natMap: (key: string) => {
+      const [host, port] = key.split(":");
+      const ip = addresses().get(host ?? "");
+      return ip ? { host: ip, port: Number(port) } : null;
+    },
+  });
+  client.on("error", () => undefined);
+  return client;
+}
+
+/** A plain client to one Redis member (server or Sentinel port); the caller quits it. */
+export function memberClient(host: string, port: number, password?: string): Redis {
+  const client = new Redis({
+    host,
+    port,
+    ...(password ? { password } : {}),
+    connectTimeout: 3_000,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  });
+  client.on("error", () => undefined);
+  return client;
+}
+
+export async function withMember<T>(
+  host: string,
+  port: number,
+  password: string | undefined,
+  fn: (client: Redis) => Promise<T>,
+): Promise<T> {
+  const client = memberClient(host, port, password);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** `INFO replication` of one member as key/value pairs. */
+export async function replicationInfo(host: string, password: string): Promise<Record<string, string>> {
+  return withMember(host, REDIS.port, password, async (c) => {
+    const text = await c.info("replication");
+    return Object.fromEntries(
+      text
+        .split("\r\n")
+        .filter((l) => l.includes(":"))
+        .map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1)]),
+    );
+  });
+}
+
+/** What one Sentinel says of the primary: its announced name and the config epoch. */
+export async function sentinelView(
+  host: string,
+): Promise<{ primary: string; epoch: number; replicas: number; sentinels: number }> {
+  return withMember(host, REDIS.sentinelPort, undefined, async (c) => {
+    const raw = (await c.call("SENTINEL", "MASTER", REDIS.masterName)) as string[];
+    const fields: Record<string, string> = {};
+    for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i] ?? ""] = raw[i + 1] ?? "";
+    return {
+      primary: fields.ip ?? "",
+      epoch: Number(fields["config-epoch"] ?? -1),
+      replicas: Number(fields["num-slaves"] ?? 0),
+      sentinels: Number(fields["num-other-sentinels"] ?? 0) + 1,
+    };
+  });
+}
+
+// ---------------------------------------------------------------- MinIO
+
+export async function minioClient(
+  namespace: string,
+  host: string,
+  port: number = MINIO.port,
+): Promise<Minio.Client> {
+  return new Minio.Client({
+    endPoint: host,
+    port,
+    useSSL: false,
+    accessKey: await secretValue(namespace, MINIO.secret, MINIO.userKey),
+    secretKey: await secretValue(namespace, MINIO.secret, MINIO.passwordKey),
+  });
+}
+
+export async function readObject(client: Minio.Client, bucket: string, key: string): Promise<string> {
+  const stream = await client.getObject(bucket, key);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A value no earlier run wrote. */
+export function uniqueValue(label: string): string {
+  return `${label}-${randomUUID()}`;
+}

@@ -1,0 +1,701 @@
+// The platform of samples/real.yaml on the real node, reconciled by the operator (in-process,
+// under its generated RBAC), with the real programs: Postgres streams to two standbys and survives
+// the loss of any pod and a clone killed half-way; Redis Sentinel fails over and keeps every
+// WAIT-acknowledged write through a cold restart; distributed MinIO (4 pods on the one real node:
+// still 4 drives in 4 pods) keeps objects through a pod's loss; the stand-in platform services are
+// Ready only through the wiring the operator rendered. Then the platform is upgraded between the
+// two test releases (canary and partition as on KWOK) with the data readable on every member, and
+// deleted under retentionPolicy.secrets Retain and created again: same data, same credentials.
+//
+// One platform for the whole file, in this order: the failure tests leave it Running for the next.
+// Clients connect from the host to pod addresses (the host routes to pods; ClusterIPs work from
+// pods only), or from a pod on the node where a Service is what is tested.
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  IMAGE_REFS,
+  TEST_RELEASE_IMAGES,
+  UPGRADE_RELEASE_IMAGES,
+  VARIANT_FILE,
+} from "../../src/localcluster/images/index.js";
+import { POSTGRES, REDIS } from "../../src/render/endpoints.js";
+import { eventually } from "../support/cluster.js";
+import { readPlatform } from "../support/platform.js";
+import { PLATFORM_REF } from "../../src/api/index.js";
+import { auditLines, setVersion } from "../cluster/upgrade-support.js";
+import {
+  deletePod,
+  isReady,
+  killContainer,
+  minioClient,
+  podIP,
+  podsOf,
+  portForward,
+  postgresPassword,
+  query,
+  readObject,
+  redisAddresses,
+  redisPassword,
+  removeVolumes,
+  replicationInfo,
+  sentinelClient,
+  sentinelView,
+  startRealPlatform,
+  streamingStandbys,
+  uniqueValue,
+  waitPodReady,
+  withMember,
+  withPostgres,
+  type RealPlatform,
+} from "./platform-support.js";
+import {
+  coreApi,
+  createPod,
+  execIn,
+  kubectl,
+  loadImages,
+  onRealNode,
+  realNodes,
+  waitRunning,
+} from "./support.js";
+
+let p: RealPlatform;
+let ns = "";
+let pgPassword = "";
+let redisPass = "";
+/** Rows written to Postgres, read again after the upgrade and after the platform is re-created. */
+const marks: string[] = [];
+/** Redis keys acknowledged by WAIT, with their values. */
+const redisKeys = new Map<string, string>();
+/** Objects put into MinIO. */
+const objects: { bucket: string; key: string; value: string }[] = [];
+const timeline: Record<string, number> = {};
+const started = Date.now();
+
+function lap(label: string, since: number): void {
+  timeline[label] = Math.round((Date.now() - since) / 100) / 10;
+}
+
+const PG_MEMBERS = ["postgres-0", "postgres-1", "postgres-2"];
+const REDIS_MEMBERS = ["redis-0", "redis-1", "redis-2"];
+const MINIO_MEMBERS = ["minio-0", "minio-1", "minio-2", "minio-3"];
+
+beforeAll(async () => {
+  realNodes();
+  const t = Date.now();
+  await loadImages([...TEST_RELEASE_IMAGES, ...UPGRADE_RELEASE_IMAGES]);
+  lap("images loaded", t);
+  const up = Date.now();
+  p = await startRealPlatform("real-platform", {
+    customize: (platform) => {
+      // Short soak: the canary still has to become healthy and stay so; the test waits for it.
+      platform.spec.upgradeStrategy = { soakSeconds: 5, healthTimeoutSeconds: 300 };
+    },
+  });
+  ns = p.namespace;
+  lap("platform Running", up);
+  pgPassword = await postgresPassword(ns);
+  redisPass = await redisPassword(ns);
+}, 900_000);
+
+afterAll(async () => {
+  console.log(
+    `[real-platform] seconds per step: ${JSON.stringify(timeline)}; file ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  await kubectl(["uncordon", realNodes()[0] ?? ""]);
+  await p?.operator.stop();
+  if (p) await removeVolumes(p.client, ns);
+});
+
+// ---------------------------------------------------------------- Postgres
+
+async function ensureMarksTable(): Promise<void> {
+  await query(
+    await podIP(ns, "postgres-0"),
+    pgPassword,
+    "CREATE TABLE IF NOT EXISTS marks (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())",
+  );
+}
+
+async function writeMark(label: string): Promise<string> {
+  const id = uniqueValue(label);
+  await query(await podIP(ns, "postgres-0"), pgPassword, "INSERT INTO marks (id) VALUES ($1)", [id]);
+  marks.push(id);
+  return id;
+}
+
+async function hasMark(host: string, id: string): Promise<boolean> {
+  const rows = await query<{ n: string }>(host, pgPassword, "SELECT count(*) AS n FROM marks WHERE id = $1", [
+    id,
+  ]);
+  return rows[0]?.n === "1";
+}
+
+async function waitMarkOn(name: string, id: string): Promise<void> {
+  await eventually(
+    `${id} on ${name}`,
+    async () => ((await hasMark(await podIP(ns, name), id)) ? true : undefined),
+    120_000,
+    500,
+  );
+}
+
+async function standbyAddresses(): Promise<string[]> {
+  return [await podIP(ns, "postgres-1"), await podIP(ns, "postgres-2")].sort();
+}
+
+async function waitTwoStreaming(): Promise<void> {
+  await eventually(
+    "both standbys streaming from the primary",
+    async () => {
+      const streaming = await streamingStandbys(await podIP(ns, "postgres-0"), pgPassword);
+      const wanted = await standbyAddresses();
+      return JSON.stringify(streaming) === JSON.stringify(wanted) ? true : undefined;
+    },
+    180_000,
+    1000,
+  );
+}
+
+describe("Postgres on the real node", () => {
+  it("streams to two standbys; a row written on the primary is read on each standby and through postgres-ro", async () => {
+    await waitTwoStreaming();
+    await ensureMarksTable();
+    const mark = await writeMark("first-row");
+    for (const name of ["postgres-1", "postgres-2"]) {
+      await waitMarkOn(name, mark);
+      const rows = await query<{ r: boolean }>(
+        await podIP(ns, name),
+        pgPassword,
+        "SELECT pg_is_in_recovery() AS r",
+      );
+      expect(rows[0]?.r, `${name} is a standby`).toBe(true);
+    }
+
+    // postgres-ro through its ClusterIP, from a pod on the node (kube-proxy picks a member per
+    // connection): every answer has the row, and comes from a member.
+    await createPod(
+      ns,
+      "psql-client",
+      onRealNode({
+        containers: [
+          {
+            name: "psql",
+            image: IMAGE_REFS.postgres,
+            imagePullPolicy: "Never",
+            command: ["sleep", "3600"],
+            env: [
+              {
+                name: "PGPASSWORD",
+                valueFrom: { secretKeyRef: { name: POSTGRES.secret, key: POSTGRES.passwordKey } },
+              },
+            ],
+          },
+        ],
+        terminationGracePeriodSeconds: 0,
+      }),
+    );
+    await waitRunning(ns, "psql-client");
+    const members = new Set(await Promise.all(PG_MEMBERS.map((m) => podIP(ns, m))));
+    const servers = new Set<string>();
+    for (let i = 0; i < 8; i++) {
+      const res = await execIn(ns, "psql-client", [
+        "psql",
+        "-h",
+        POSTGRES.readOnlyService,
+        "-U",
+        POSTGRES.user,
+        "-d",
+        POSTGRES.database,
+        "-Atc",
+        `SELECT host(inet_server_addr()) || ' ' || EXISTS (SELECT 1 FROM marks WHERE id = '${mark}')`,
+      ]);
+      expect(res.code, res.stderr).toBe(0);
+      const [server, found] = res.stdout.trim().split(" ");
+      expect(found).toBe("t");
+      expect(members.has(server ?? "")).toBe(true);
+      servers.add(server ?? "");
+    }
+    console.log(`[real-platform] postgres-ro answered from ${servers.size} member(s) in 8 connections`);
+  });
+
+  it("a standby pod deleted comes back streaming, with what was written while it was gone", async () => {
+    const t = Date.now();
+    const uid = await deletePod(ns, "postgres-1");
+    const mark = await writeMark("while-standby-gone");
+    await waitPodReady(ns, "postgres-1", uid);
+    await waitTwoStreaming();
+    await waitMarkOn("postgres-1", mark);
+    lap("standby back streaming", t);
+  });
+
+  it("the primary pod deleted comes back primary with its data; the standbys reconnect", async () => {
+    const t = Date.now();
+    const before = await writeMark("before-primary-restart");
+    const uid = await deletePod(ns, "postgres-0");
+    const pod = await waitPodReady(ns, "postgres-0", uid);
+    const primary = pod.status?.podIP ?? "";
+    const rows = await query<{ r: boolean }>(primary, pgPassword, "SELECT pg_is_in_recovery() AS r");
+    expect(rows[0]?.r, "postgres-0 is the primary again").toBe(false);
+    expect(await hasMark(primary, before)).toBe(true);
+    const ready = Date.now();
+    await waitTwoStreaming();
+    // A figure, not an assertion: how long the standbys took to find the primary's new address.
+    lap("standbys streaming again after the new primary was Ready", ready);
+    const after = await writeMark("after-primary-restart");
+    for (const name of ["postgres-1", "postgres-2"]) await waitMarkOn(name, after);
+    lap("primary back, standbys reconnected", t);
+  });
+
+  it("a standby whose clone is killed half-way clones again and streams", async () => {
+    const t = Date.now();
+    const primary = await podIP(ns, "postgres-0");
+    // Enough data that cloning takes seconds, so the kill lands in the middle of it.
+    await query(
+      primary,
+      pgPassword,
+      "CREATE TABLE IF NOT EXISTS filler AS SELECT g AS id, repeat(md5(g::text), 24) AS pad FROM generate_series(1, 300000) g",
+    );
+    const mark = await writeMark("before-reclone");
+    const total = Number(
+      (
+        await query<{ size: string }>(
+          primary,
+          pgPassword,
+          "SELECT sum(pg_database_size(datname)) AS size FROM pg_database",
+        )
+      )[0]?.size,
+    );
+    const restartsBefore =
+      (await coreApi().readNamespacedPod({ namespace: ns, name: "postgres-2" })).status
+        ?.containerStatuses?.[0]?.restartCount ?? 0;
+    // The standby loses its data directory (a disk replaced, a volume wiped): on its next start it clones.
+    await execIn(ns, "postgres-2", ["sh", "-c", "rm -rf /var/lib/postgresql/data/pgdata"]);
+    await killContainer(ns, "postgres-2", "postgres");
+    const caught = await withPostgres(primary, pgPassword, async (c) =>
+      eventually(
+        "the standby's clone half-way",
+        async () => {
+          const row = (
+            await c.query<{ phase: string; streamed: string }>(
+              "SELECT phase, backup_streamed AS streamed FROM pg_stat_progress_basebackup",
+            )
+          ).rows[0];
+          const streamed = Number(row?.streamed ?? 0);
+          return row?.phase === "streaming database files" && streamed > 8 << 20 && streamed < total * 0.6
+            ? streamed
+            : undefined;
+        },
+        180_000,
+        20,
+      ),
+    );
+    await killContainer(ns, "postgres-2", "postgres");
+    console.log(
+      `[real-platform] clone killed at ${(caught / 2 ** 20).toFixed(0)} MiB of ${(total / 2 ** 20).toFixed(0)} MiB`,
+    );
+    const pod = await eventually(
+      "postgres-2 Ready again after both kills",
+      async () => {
+        const p2 = await coreApi().readNamespacedPod({ namespace: ns, name: "postgres-2" });
+        const restarts = p2.status?.containerStatuses?.[0]?.restartCount ?? 0;
+        return restarts >= restartsBefore + 2 && isReady(p2) ? p2 : undefined;
+      },
+      300_000,
+      1000,
+    );
+    expect(pod.status?.podIP).toBeDefined();
+    await waitTwoStreaming();
+    await waitMarkOn("postgres-2", mark);
+    const leftover = await execIn(ns, "postgres-2", ["sh", "-c", "ls /var/lib/postgresql/data"]);
+    expect(leftover.stdout.split(/\s+/)).not.toContain("pgdata.clone");
+    lap("clone killed half-way, recovered", t);
+  });
+});
+
+// ---------------------------------------------------------------- Redis
+
+let addresses = new Map<string, string>();
+let sentinel: Redis | undefined;
+
+async function refreshAddresses(): Promise<void> {
+  addresses = await redisAddresses(ns);
+}
+
+async function sentinelsAgree(): Promise<string> {
+  await refreshAddresses();
+  const views = await Promise.all([...addresses.values()].map((ip) => sentinelView(ip)));
+  const primaries = new Set(views.map((v) => v.primary));
+  if (views.length !== 3 || primaries.size !== 1)
+    throw new Error(`Sentinels disagree: ${JSON.stringify(views)}`);
+  for (const v of views) {
+    if (v.sentinels !== 3 || v.replicas !== 2)
+      throw new Error(`a Sentinel sees too few peers: ${JSON.stringify(v)}`);
+  }
+  return [...primaries][0] ?? "";
+}
+
+/** Writes a key through the Sentinels' primary and waits until both replicas acknowledge it. */
+async function writeAcknowledged(client: Redis, label: string): Promise<void> {
+  const key = uniqueValue(label);
+  const value = uniqueValue("v");
+  await client.set(key, value);
+  const acks = Number(await client.call("WAIT", "2", "5000"));
+  if (acks === 2) redisKeys.set(key, value);
+  else throw new Error(`WAIT acknowledged ${acks} of 2 replicas`);
+}
+
+async function memberRole(name: string): Promise<string> {
+  const ip = await podIP(ns, name);
+  return (await replicationInfo(ip, redisPass)).role ?? "";
+}
+
+describe("Redis Sentinel on the real node", () => {
+  it("has three Sentinels that agree on the primary and see both replicas", async () => {
+    const primary = await eventually("the Sentinels to agree", sentinelsAgree, 120_000, 1000);
+    expect(primary).toMatch(new RegExp(`^redis-\\d\\.redis-headless\\.${ns}\\.svc$`));
+    sentinel = sentinelClient(ns, redisPass, () => addresses);
+    for (let i = 0; i < 5; i++) await writeAcknowledged(sentinel, "before-failover");
+  });
+
+  it("the primary's pod deleted: a replica is promoted, clients find it through the Sentinels, the old primary rejoins as a replica", async () => {
+    const t = Date.now();
+    const client = sentinel ?? sentinelClient(ns, redisPass, () => addresses);
+    const oldPrimary = (await sentinelsAgree()).split(".")[0] ?? "";
+    const node = realNodes()[0] ?? "";
+    // The node is cordoned while the pod is gone, so it stays gone until the Sentinels have acted
+    // (a pod back within down-after-milliseconds would simply still be the primary).
+    expect((await kubectl(["cordon", node])).code).toBe(0);
+    let uid = "";
+    try {
+      uid = await deletePod(ns, oldPrimary);
+      const promoted = await eventually(
+        "a replica promoted by the Sentinels",
+        async () => {
+          const views = await Promise.all(
+            REDIS_MEMBERS.filter((m) => m !== oldPrimary).map(async (m) => sentinelView(await podIP(ns, m))),
+          );
+          const primaries = new Set(views.map((v) => v.primary));
+          const [only] = [...primaries];
+          return primaries.size === 1 && only && !only.startsWith(`${oldPrimary}.`) ? only : undefined;
+        },
+        120_000,
+        500,
+      );
+      lap("replica promoted", t);
+      const promotedPod = promoted.split(".")[0] ?? "";
+      expect(await memberRole(promotedPod)).toBe("master");
+      // The client asks the Sentinels again and writes to the new primary (one replica is left).
+      await eventually(
+        "a write through the Sentinels",
+        async () => {
+          const key = uniqueValue("during-failover");
+          await client.set(key, "x");
+          const acks = Number(await client.call("WAIT", "1", "5000"));
+          return acks >= 1 ? true : undefined;
+        },
+        60_000,
+        1000,
+      );
+    } finally {
+      await kubectl(["uncordon", node]);
+    }
+    await waitPodReady(ns, oldPrimary, uid);
+    await refreshAddresses();
+    await eventually(
+      `${oldPrimary} a replica in sync`,
+      async () => {
+        const info = await replicationInfo(await podIP(ns, oldPrimary), redisPass);
+        return info.role === "slave" && info.master_link_status === "up" ? true : undefined;
+      },
+      120_000,
+      1000,
+    );
+    await eventually("the Sentinels to agree again", sentinelsAgree, 120_000, 1000);
+    for (let i = 0; i < 5; i++) await writeAcknowledged(client, "after-failover");
+    for (const [key, value] of redisKeys) {
+      expect(await withMember(await podIP(ns, oldPrimary), REDIS.port, redisPass, (c) => c.get(key))).toBe(
+        value,
+      );
+    }
+    lap("failover and rejoin", t);
+  });
+
+  it("all pods deleted at once: no WAIT-acknowledged write is lost", async () => {
+    const t = Date.now();
+    const client = sentinel ?? sentinelClient(ns, redisPass, () => addresses);
+    for (let i = 0; i < 50; i++) await writeAcknowledged(client, "before-cold-restart");
+    const uids = await Promise.all(REDIS_MEMBERS.map((m) => deletePod(ns, m)));
+    for (const [i, m] of REDIS_MEMBERS.entries()) await waitPodReady(ns, m, uids[i], 300_000);
+    const primary = await eventually(
+      "the Sentinels to agree after the cold restart",
+      sentinelsAgree,
+      180_000,
+      1000,
+    );
+    const primaryIP = await podIP(ns, primary.split(".")[0] ?? "");
+    const missing: string[] = [];
+    await withMember(primaryIP, REDIS.port, redisPass, async (c) => {
+      for (const [key, value] of redisKeys) if ((await c.get(key)) !== value) missing.push(key);
+    });
+    expect(missing, `${missing.length} of ${redisKeys.size} acknowledged keys lost`).toEqual([]);
+    lap("cold restart", t);
+  });
+});
+
+// ---------------------------------------------------------------- MinIO
+
+describe("MinIO on the real node", () => {
+  it("runs distributed over 4 pods (on the one real node: 4 drives in 4 pods), with the spec's buckets made by the Job", async () => {
+    const pods = await podsOf(ns, "minio");
+    expect(pods.map((pod) => pod.metadata?.name)).toEqual(MINIO_MEMBERS);
+    for (const pod of pods) expect(pod.spec?.nodeName).toBe(realNodes()[0]);
+    const info = await execIn(ns, "minio-0", [
+      "sh",
+      "-c",
+      'mc alias set local http://127.0.0.1:9000 "$MINIO_ROOT_USER" "$MINIO_ROOT_PASSWORD" >/dev/null && mc admin info local --json',
+    ]);
+    expect(info.code, info.stderr).toBe(0);
+    const parsed = JSON.parse(info.stdout) as {
+      info?: { servers?: { state: string; drives?: { state: string }[] }[] };
+    };
+    const servers = parsed.info?.servers ?? [];
+    expect(servers).toHaveLength(4);
+    for (const server of servers) {
+      expect(server.state).toBe("online");
+      expect(server.drives?.map((d) => d.state)).toEqual(["ok"]);
+    }
+    const job = await kubectl([
+      "get",
+      "job",
+      "-n",
+      ns,
+      "minio-buckets",
+      "-o",
+      "jsonpath={.status.succeeded}",
+    ]);
+    expect(job.stdout).toBe("1");
+    const client = await minioClient(ns, await podIP(ns, "minio-1"));
+    const buckets = (await client.listBuckets()).map((b) => b.name).sort();
+    expect(buckets).toEqual(expect.arrayContaining(["onto-data", "onto-iceberg"]));
+  });
+
+  it("an object put through the Service is read back while a pod is gone and after it is back", async () => {
+    const forward = await portForward(ns, "svc/minio", 9000);
+    const value = uniqueValue("object");
+    try {
+      const client = await minioClient(ns, "127.0.0.1", forward.port);
+      await client.putObject("onto-data", "real/object.txt", Buffer.from(value));
+      objects.push({ bucket: "onto-data", key: "real/object.txt", value });
+    } finally {
+      forward.close();
+    }
+    const uid = await deletePod(ns, "minio-2", 0);
+    // Erasure coding over 4 drives: 3 still answer.
+    const reader = await minioClient(ns, await podIP(ns, "minio-0"));
+    expect(await readObject(reader, "onto-data", "real/object.txt")).toBe(value);
+    await waitPodReady(ns, "minio-2", uid);
+    const back = await minioClient(ns, await podIP(ns, "minio-2"));
+    expect(
+      await eventually(
+        "the object through minio-2",
+        () => readObject(back, "onto-data", "real/object.txt"),
+        60_000,
+        1000,
+      ),
+    ).toBe(value);
+  });
+});
+
+// ---------------------------------------------------------------- the stand-in
+
+describe("platform services (the stand-in) on the real node", () => {
+  it("are Ready only through the rendered wiring: Postgres, Redis through the Sentinels, MinIO with the generated keys", async () => {
+    for (const service of ["auth-service", "data-service"]) {
+      const pods = await eventually(
+        `${service} Ready`,
+        async () => {
+          const list = await podsOf(ns, service);
+          return list.length > 0 && list.every(isReady) ? list : undefined;
+        },
+        120_000,
+        1000,
+      );
+      for (const pod of pods) {
+        expect(pod.spec?.nodeName).toBe(realNodes()[0]);
+        const res = await fetch(`http://${pod.status?.podIP}:8080/metrics`);
+        const metrics = await res.text();
+        expect(metrics).toMatch(/^standin_ready 1$/m);
+        const failing = metrics
+          .split("\n")
+          .filter((l) => l.startsWith("standin_dependency_failing{") && !l.endsWith(" 0"));
+        expect(failing, `${service}: failing dependencies`).toEqual([]);
+      }
+    }
+  });
+});
+
+// ---------------------------------------------------------------- upgrade
+
+describe("an upgrade of the real-node platform", () => {
+  it("1.5.0-local.1 -> 1.5.0-local.2 rolls every member through a canary or a partition, and the data is readable on every member after it", async () => {
+    const t = Date.now();
+    const partitions = new Map<string, Set<number>>();
+    const canaries = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const [sts, deps] = await Promise.all([
+          p.client.list<{
+            metadata?: { name?: string };
+            spec?: { updateStrategy?: { rollingUpdate?: { partition?: number } } };
+          }>("apps/v1", "StatefulSet", { namespace: ns }),
+          p.client.list<{ metadata?: { name?: string } }>("apps/v1", "Deployment", { namespace: ns }),
+        ]).catch(() => [{ items: [] }, { items: [] }] as const);
+        for (const s of sts.items) {
+          const set = partitions.get(s.metadata?.name ?? "") ?? new Set<number>();
+          set.add(s.spec?.updateStrategy?.rollingUpdate?.partition ?? 0);
+          partitions.set(s.metadata?.name ?? "", set);
+        }
+        for (const d of deps.items) if (d.metadata?.name?.endsWith("-canary")) canaries.add(d.metadata.name);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    try {
+      await setVersion(p.client, ns, p.name, "1.5.0-local.2");
+      // Polled here rather than with eventually(): a failed upgrade ends the wait at once.
+      const deadline = Date.now() + 900_000;
+      for (;;) {
+        const platform = await readPlatform(p.client, ns, p.name);
+        const u = platform.status?.upgrade;
+        if (u?.phase === "Failed" || u?.phase === "ForwardFix")
+          throw new Error(`upgrade ${u.phase}: ${JSON.stringify(u.failure)}`);
+        if (
+          u?.phase === "Succeeded" &&
+          platform.status?.version === "1.5.0-local.2" &&
+          platform.status.phase === "Running"
+        )
+          break;
+        if (Date.now() > deadline) throw new Error(`upgrade not done: ${JSON.stringify(u)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    lap("upgrade", t);
+    const steps = auditLines(p.operator.auditLog).filter((l) => l.actor === "upgrade");
+    console.log(
+      `[real-platform] upgrade audit: ${steps.map((l) => `${l.reason}:${l.object.name}`).join(", ")}`,
+    );
+    // StatefulSets rolled through a partition (the canary is the highest ordinal), Deployments through a -canary.
+    for (const name of ["postgres", "redis", "minio"]) {
+      expect(
+        [...(partitions.get(name) ?? [])].some((n) => n > 0),
+        `${name} partitioned`,
+      ).toBe(true);
+    }
+    for (const name of ["auth-service", "data-service"])
+      expect(canaries.has(`${name}-canary`), `${name}-canary`).toBe(true);
+
+    // Every member runs the second release's build.
+    for (const [component, members, ref] of [
+      ["postgres", PG_MEMBERS, IMAGE_REFS["postgres-2"]],
+      ["redis", REDIS_MEMBERS, IMAGE_REFS["redis-2"]],
+      ["minio", MINIO_MEMBERS, IMAGE_REFS["minio-2"]],
+    ] as const) {
+      for (const member of members) {
+        const pod = await coreApi().readNamespacedPod({ namespace: ns, name: member });
+        expect(pod.spec?.containers.find((c) => c.name === component)?.image).toBe(ref);
+        const variant = await execIn(ns, member, ["cat", VARIANT_FILE]);
+        expect(variant.stdout.trim(), `${member} runs the second build`).toBe("2");
+      }
+    }
+    for (const service of ["auth-service", "data-service"] as const) {
+      const pods = await podsOf(ns, service);
+      expect(pods.length).toBeGreaterThan(0);
+      for (const pod of pods) {
+        expect(pod.spec?.containers[0]?.image).toBe(IMAGE_REFS[`${service}-2`]);
+        expect(isReady(pod)).toBe(true);
+      }
+    }
+
+    // The data written before, on every member.
+    await waitTwoStreaming();
+    for (const member of PG_MEMBERS) {
+      const ip = await podIP(ns, member);
+      for (const mark of marks) expect(await hasMark(ip, mark), `${mark} on ${member}`).toBe(true);
+    }
+    for (const member of REDIS_MEMBERS) {
+      const ip = await podIP(ns, member);
+      await eventually(
+        `${member} in sync`,
+        async () => {
+          const info = await replicationInfo(ip, redisPass);
+          return info.role === "master" || info.master_link_status === "up" ? true : undefined;
+        },
+        120_000,
+        1000,
+      );
+      await withMember(ip, REDIS.port, redisPass, async (c) => {
+        for (const [key, value] of redisKeys) expect(await c.get(key), `${key} on ${member}`).toBe(value);
+      });
+    }
+    for (const member of MINIO_MEMBERS) {
+      const client = await minioClient(ns, await podIP(ns, member));
+      for (const o of objects)
+        expect(await readObject(client, o.bucket, o.key), `${o.key} through ${member}`).toBe(o.value);
+    }
+  });
+});
+
+// ---------------------------------------------------------------- retention
+
+describe("the platform deleted under retentionPolicy.secrets Retain and created again", () => {
+  it("comes back on the same data and logs in to its retained Postgres", async () => {
+    const t = Date.now();
+    const before = await readPlatform(p.client, ns, p.name);
+    expect(before.spec.retentionPolicy?.secrets ?? "Retain").toBe("Retain");
+    sentinel?.disconnect();
+    sentinel = undefined;
+    await p.client.delete({ ...PLATFORM_REF, namespace: ns, name: p.name });
+    await eventually(
+      "the platform and its StatefulSets gone",
+      async () => {
+        const platform = await p.client.getIfExists({ ...PLATFORM_REF, namespace: ns, name: p.name });
+        const sets = await p.client.list("apps/v1", "StatefulSet", { namespace: ns });
+        const pods = await podsOf(ns, "postgres");
+        return !platform && sets.items.length === 0 && pods.length === 0 ? true : undefined;
+      },
+      300_000,
+      1000,
+    );
+    const { spec } = before;
+    await p.client.apply({
+      ...PLATFORM_REF,
+      metadata: { name: p.name, namespace: ns },
+      spec: { ...spec, version: "1.5.0-local.2" },
+    });
+    await eventually(
+      "the re-created platform Running",
+      async () => {
+        const platform = await readPlatform(p.client, ns, p.name);
+        return platform.status?.phase === "Running" &&
+          platform.status.observedGeneration === platform.metadata.generation
+          ? true
+          : undefined;
+      },
+      600_000,
+      1000,
+    );
+    expect(await postgresPassword(ns)).toBe(pgPassword);
+    const primary = await podIP(ns, "postgres-0");
+    for (const mark of marks) expect(await hasMark(primary, mark), mark).toBe(true);
+    // The stand-in logs in with the retained credentials too.
+    for (const service of ["auth-service", "data-service"]) {
+      const pods = await podsOf(ns, service);
+      expect(pods.length > 0 && pods.every(isReady), `${service} Ready`).toBe(true);
+    }
+    lap("deleted and re-created", t);
+  });
+});
