@@ -1075,29 +1075,50 @@ const postgresMember = Type.Object(
         "primary, standby (streaming within maxStandbyLagBytes: in postgres-ro), lagging (a standby not streaming or behind), fenced (a former primary not yet rejoined), unknown (did not answer).",
     }),
     lagBytes: Type.Optional(
-      Type.Integer({ minimum: 0, description: "WAL bytes between the primary's position and this standby's replay." }),
+      Type.Integer({
+        minimum: 0,
+        description: "WAL bytes between the primary's position and this standby's replay.",
+      }),
     ),
-    receivedLsn: Type.Optional(Type.String({ maxLength: 32, description: "Last WAL position received (standby) or written (primary)." })),
+    receivedLsn: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description: "Last WAL position received (standby) or written (primary).",
+      }),
+    ),
   },
   { description: "One Postgres member as last observed." },
 );
 
 const postgresStatus = Type.Object(
   {
-    currentPrimary: Type.Optional(Type.String({ maxLength: 253, description: "The pod that is the primary now." })),
+    currentPrimary: Type.Optional(
+      Type.String({ maxLength: 253, description: "The pod that is the primary now." }),
+    ),
     targetPrimary: Type.Optional(
       Type.String({
         maxLength: 253,
-        description: "The pod being made the primary (equal to currentPrimary when no failover or switchover is in flight).",
+        description:
+          "The pod being made the primary (equal to currentPrimary when no failover or switchover is in flight).",
       }),
     ),
-    timeline: Type.Optional(Type.Integer({ minimum: 1, description: "The primary's WAL timeline; each promotion adds one." })),
-    primaryUnreachableSince: Type.Optional(
-      Type.String({ format: "date-time", description: "Since when the primary has not answered (absent while it answers)." }),
+    timeline: Type.Optional(
+      Type.Integer({ minimum: 1, description: "The primary's WAL timeline; each promotion adds one." }),
     ),
-    members: Type.Optional(Type.Array(postgresMember, { maxItems: 32, description: "Members, by pod name." })),
+    primaryUnreachableSince: Type.Optional(
+      Type.String({
+        format: "date-time",
+        description: "Since when the primary has not answered (absent while it answers).",
+      }),
+    ),
+    members: Type.Optional(
+      Type.Array(postgresMember, { maxItems: 32, description: "Members, by pod name." }),
+    ),
     failoverWithheld: Type.Optional(
-      Type.String({ maxLength: 1024, description: "A failover is due but held back by a guard rail, and why." }),
+      Type.String({
+        maxLength: 1024,
+        description: "A failover is due but held back by a guard rail, and why.",
+      }),
     ),
     lastFailover: Type.Optional(
       Type.Object(
@@ -1113,7 +1134,10 @@ const postgresStatus = Type.Object(
     switchover: Type.Optional(
       Type.Object(
         {
-          requestedAt: Type.String({ maxLength: 64, description: "The request's onto.paas/switchover-requested-at annotation." }),
+          requestedAt: Type.String({
+            maxLength: 64,
+            description: "The request's onto.paas/switchover-requested-at annotation.",
+          }),
           to: Type.Optional(Type.String({ maxLength: 253 })),
           outcome: Type.String({ maxLength: 32, description: "Done, Refused or InProgress." }),
           message: Type.String({ maxLength: 1024 }),

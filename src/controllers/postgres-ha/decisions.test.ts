@@ -20,9 +20,7 @@ const sqlArb = fc.option(
 const memberArb = (i: number) =>
   fc.record({
     name: fc.constant(`postgres-${i}`),
-    pod: fc.constantFrom("present", "present", "present", "terminating", "absent") as fc.Arbitrary<
-      MemberView["pod"]
-    >,
+    pod: fc.constantFrom<MemberView["pod"]>("present", "present", "present", "terminating", "absent"),
     nodeReady: fc.boolean(),
     label: fc.option(fc.constantFrom(...Object.values(POSTGRES_ROLES)), { nil: undefined }),
     sql: sqlArb,
@@ -146,7 +144,8 @@ describe("Postgres HA decisions (properties)", () => {
         for (const m of input.members) {
           const writer = m.pod === "present" && m.sql && !m.sql.inRecovery;
           if (writer && m.name !== d.state.currentPrimary) expect(d.demote).toContain(m.name);
-          if (writer && m.name !== d.state.currentPrimary) expect(d.labels[m.name]).toBe(POSTGRES_ROLES.fenced);
+          if (writer && m.name !== d.state.currentPrimary)
+            expect(d.labels[m.name]).toBe(POSTGRES_ROLES.fenced);
         }
       }),
       { numRuns: 2000 },
@@ -154,7 +153,11 @@ describe("Postgres HA decisions (properties)", () => {
   });
 });
 
-const member = (i: number, sql: Partial<NonNullable<MemberView["sql"]>> | undefined, extra: Partial<MemberView> = {}): MemberView => ({
+const member = (
+  i: number,
+  sql: Partial<NonNullable<MemberView["sql"]>> | undefined,
+  extra: Partial<MemberView> = {},
+): MemberView => ({
   name: `postgres-${i}`,
   pod: "present",
   nodeReady: true,
@@ -199,7 +202,12 @@ describe("Postgres HA decisions (cases)", () => {
         member(2, { receivedLsn: 1000n, streaming: false }),
       ]),
     );
-    expect(d.promote).toEqual({ from: "postgres-0", to: "postgres-2", reason: "PrimaryPodGone", planned: false });
+    expect(d.promote).toEqual({
+      from: "postgres-0",
+      to: "postgres-2",
+      reason: "PrimaryPodGone",
+      planned: false,
+    });
     expect(d.state.targetPrimary).toBe("postgres-2");
   });
 
@@ -241,7 +249,10 @@ describe("Postgres HA decisions (cases)", () => {
   it("complete a promotion written ahead when its target answers as the primary", () => {
     const d = decide(
       base(
-        [member(0, { inRecovery: false, receivedLsn: 5n }), member(1, { inRecovery: false, receivedLsn: 9n, timeline: 2 })],
+        [
+          member(0, { inRecovery: false, receivedLsn: 5n }),
+          member(1, { inRecovery: false, receivedLsn: 9n, timeline: 2 }),
+        ],
         { state: { currentPrimary: "postgres-0", targetPrimary: "postgres-1" } },
       ),
     );

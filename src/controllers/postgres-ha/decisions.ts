@@ -64,11 +64,7 @@ export interface HaInput {
 }
 
 export type PromotionReason =
-  | "PrimaryPodGone"
-  | "PrimaryNodeLost"
-  | "PrimaryNotAnswering"
-  | "PrimaryInRecovery"
-  | "Switchover";
+  "PrimaryPodGone" | "PrimaryNodeLost" | "PrimaryNotAnswering" | "PrimaryInRecovery" | "Switchover";
 
 export interface Promotion {
   from: string;
@@ -117,11 +113,14 @@ function primaryTrouble(m: MemberView | undefined): PromotionReason | undefined 
 }
 
 /** A pod gone or its node lost is certain at once; a member that does not answer may be slow. */
-const immediate = (reason: PromotionReason): boolean => reason === "PrimaryPodGone" || reason === "PrimaryNodeLost";
+const immediate = (reason: PromotionReason): boolean =>
+  reason === "PrimaryPodGone" || reason === "PrimaryNodeLost";
 
 /** Standbys that could be promoted: present, on a Ready node, answering, in recovery. */
 function promotable(members: readonly MemberView[], except: string): MemberView[] {
-  return members.filter((m) => m.name !== except && m.pod === "present" && m.nodeReady && m.sql?.inRecovery === true);
+  return members.filter(
+    (m) => m.name !== except && m.pod === "present" && m.nodeReady && m.sql?.inRecovery === true,
+  );
 }
 
 /** The most advanced standby by received WAL (ties: the lower ordinal, i.e. the first listed). */
@@ -143,7 +142,12 @@ function lagOf(m: MemberView, primaryLsn: bigint | undefined): bigint | undefine
 }
 
 /** The role label of a member, given who the primary is. */
-function roleOf(m: MemberView, primary: string, primaryLsn: bigint | undefined, maxLag: number): PostgresRole {
+function roleOf(
+  m: MemberView,
+  primary: string,
+  primaryLsn: bigint | undefined,
+  maxLag: number,
+): PostgresRole {
   if (m.sql === undefined) {
     // The primary not answering for a moment keeps its label until a failover is decided: a blip
     // is not a reason to stop every write. A fenced member stays fenced until it answers as a standby.
@@ -166,7 +170,11 @@ function namedPrimary(input: HaInput): string | undefined {
   return writers[0]?.name ?? input.members[0]?.name;
 }
 
-function memberStatus(m: MemberView, role: PostgresRole, primaryLsn: bigint | undefined): PostgresMemberStatus {
+function memberStatus(
+  m: MemberView,
+  role: PostgresRole,
+  primaryLsn: bigint | undefined,
+): PostgresMemberStatus {
   const lag = m.sql?.inRecovery ? lagOf(m, primaryLsn) : undefined;
   const lsn = m.sql?.receivedLsn;
   return {
@@ -178,7 +186,12 @@ function memberStatus(m: MemberView, role: PostgresRole, primaryLsn: bigint | un
 }
 
 /** Why `to` cannot be switched over to now, or undefined. */
-function switchoverProblem(input: HaInput, primary: string, to: MemberView | undefined, name: string): string | undefined {
+function switchoverProblem(
+  input: HaInput,
+  primary: string,
+  to: MemberView | undefined,
+  name: string,
+): string | undefined {
   const names = input.members.map((m) => m.name).join(", ");
   if (!to || to.pod === "absent") return `${name} is not a Postgres member (members: ${names})`;
   if (to.name === primary) return `${name} is already the primary`;
@@ -209,7 +222,8 @@ export function decide(input: HaInput): HaDecision {
     if (t && writable(t)) primary = target;
   }
 
-  const nodesMostlyDown = input.nodes.total > 0 && input.nodes.total - input.nodes.ready > input.nodes.total / 2;
+  const nodesMostlyDown =
+    input.nodes.total > 0 && input.nodes.total - input.nodes.ready > input.nodes.total / 2;
   const current = byName.get(primary);
   const trouble = primaryTrouble(current);
 

@@ -26,10 +26,9 @@ import { POSTGRES } from "../../render/index.js";
 import type { Logger, ReadonlyStore, Request, Result } from "../../runtime/index.js";
 import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
 import type { ActionRecorder } from "../shared/actions.js";
-import { isTerminating, type NodeView, type PodView } from "../shared/kube-views.js";
+import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import { writePlatformStatus } from "../shared/platform-status.js";
-import { inPool, isNotReady } from "../healing/nodes.js";
-import { platformKeyOfPod } from "../healing/healer.js";
+import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
 import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { slotOf, type MemberSql } from "./sql.js";
@@ -82,13 +81,19 @@ export class PostgresHa {
     }
     if (spec.paused) return {};
     const ns = platform.metadata.namespace;
-    const sts = this.deps.cache({ apiVersion: "apps/v1", kind: "StatefulSet" }, ns).getByName(ns, COMPONENT) as
-      | (KubeObject & { spec?: { replicas?: number } })
-      | undefined;
+    const sts: WorkloadView | undefined = this.deps
+      .cache({ apiVersion: "apps/v1", kind: "StatefulSet" }, ns)
+      .getByName(ns, COMPONENT);
     if (!sts) return {};
     const replicas = sts.spec?.replicas ?? spec.infrastructure.postgres.replicas;
     const client = this.deps.client.withSignal(request.signal);
-    const ctx: ActionContext = { client, recorder: this.deps.actions, actor: "postgres-ha", platform, reconcileId: request.id };
+    const ctx: ActionContext = {
+      client,
+      recorder: this.deps.actions,
+      actor: "postgres-ha",
+      platform,
+      reconcileId: request.id,
+    };
     const sql = this.deps.sql(platform, () => this.password(ns));
     const observed = await this.observe(platform, replicas, sql);
     const now = this.now();
@@ -127,9 +132,9 @@ export class PostgresHa {
   }
 
   private password(ns: string): string | undefined {
-    const secret = this.deps.cache({ apiVersion: "v1", kind: "Secret" }, ns).getByName(ns, POSTGRES.secret) as
-      | (KubeObject & { data?: Record<string, string> })
-      | undefined;
+    const secret: (KubeObject & { data?: Record<string, string> }) | undefined = this.deps
+      .cache({ apiVersion: "v1", kind: "Secret" }, ns)
+      .getByName(ns, POSTGRES.secret);
     const encoded = secret?.data?.[POSTGRES.passwordKey];
     return encoded ? Buffer.from(encoded, "base64").toString("utf8") : undefined;
   }
@@ -154,7 +159,7 @@ export class PostgresHa {
         const pod = pods.get(name);
         if (!pod) return { name, pod: "absent", nodeReady: false };
         const nodeName = pod.spec?.nodeName;
-        const node = nodeName ? (nodes.getByName("", nodeName) as NodeView | undefined) : undefined;
+        const node = nodeName ? nodes.getByName("", nodeName) : undefined;
         const ip = pod.status?.podIP;
         return {
           name,
@@ -198,9 +203,11 @@ export class PostgresHa {
     const answering = observed.members.find((m) => m.name === primary)?.sql;
     if (!ip || !answering || answering.inRecovery) return;
     const slots = observed.members.filter((m) => m.name !== primary).map((m) => slotOf(m.name));
-    await sql.ensureSlots(ip, slots).catch((err: unknown) =>
-      this.deps.logger.warn({ error: String(err) }, "could not create replication slots on the primary"),
-    );
+    await sql
+      .ensureSlots(ip, slots)
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ error: String(err) }, "could not create replication slots on the primary"),
+      );
   }
 
   /** A promotion, step by step; resolves to the status to write. */
@@ -242,7 +249,12 @@ export class PostgresHa {
     } else if (fromIp) {
       // The primary may have come back since it was looked at.
       const again = await sql.observe(fromIp);
-      if (again && !again.inRecovery && observed.pods.get(from) && !isTerminating(observed.pods.get(from) as Pod))
+      if (
+        again &&
+        !again.inRecovery &&
+        observed.pods.get(from) &&
+        !isTerminating(observed.pods.get(from) as Pod)
+      )
         return back(`${from} answers again`, undefined);
     }
 
@@ -275,7 +287,11 @@ export class PostgresHa {
     // The old primary, read-only since the switchover began, starts again as a standby.
     if (promotion.planned && observed.pods.get(from)) await this.demote(ctx, ns, from, "switched over");
     const members = (state.members ?? []).map((m) =>
-      m.name === to ? { name: to, role: POSTGRES_ROLES.primary } : m.name === from ? { ...m, role: POSTGRES_ROLES.fenced } : m,
+      m.name === to
+        ? { name: to, role: POSTGRES_ROLES.primary }
+        : m.name === from
+          ? { ...m, role: POSTGRES_ROLES.fenced }
+          : m,
     );
     const next: PostgresStatus = {
       ...state,
@@ -288,7 +304,12 @@ export class PostgresHa {
     delete next.failoverWithheld;
     if (timeline > 0) next.timeline = timeline;
     if (promotion.planned && state.switchover)
-      next.switchover = { ...state.switchover, to, outcome: "Done", message: `${to} is the primary; ${from} rejoins as a standby` };
+      next.switchover = {
+        ...state.switchover,
+        to,
+        outcome: "Done",
+        message: `${to} is the primary; ${from} rejoins as a standby`,
+      };
     return next;
   }
 
@@ -304,9 +325,16 @@ export class PostgresHa {
   }
 
   /** Writes status.postgres; resolves to the platform to go on with. */
-  private async writeState(client: KubeClient, platform: OntoPlatform, state: PostgresStatus): Promise<OntoPlatform> {
+  private async writeState(
+    client: KubeClient,
+    platform: OntoPlatform,
+    state: PostgresStatus,
+  ): Promise<OntoPlatform> {
     const clean = JSON.parse(JSON.stringify(state)) as PostgresStatus; // drops undefined fields
-    const written = await writePlatformStatus(client, platform, (current) => ({ ...current, postgres: clean }));
+    const written = await writePlatformStatus(client, platform, (current) => ({
+      ...current,
+      postgres: clean,
+    }));
     return written ?? platform;
   }
 }

@@ -34,6 +34,9 @@ export class PostgresHaMetrics {
   }
 
   lag(platform: OntoPlatform, member: string, bytes: number): void {
-    this.lagBytes.set({ namespace: platform.metadata.namespace, platform: platform.metadata.name, member }, bytes);
+    this.lagBytes.set(
+      { namespace: platform.metadata.namespace, platform: platform.metadata.name, member },
+      bytes,
+    );
   }
 }

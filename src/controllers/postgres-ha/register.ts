@@ -11,8 +11,7 @@ import {
   type ReadonlyStore,
 } from "../../runtime/index.js";
 import type { ActionRecorder } from "../shared/actions.js";
-import { platformKeyOfPod } from "../healing/healer.js";
-import { nodeHealthChanged } from "../healing/register.js";
+import { nodeHealthChanged, platformKeyOfPod } from "../healing/index.js";
 import { PostgresHa } from "./ha.js";
 import { PostgresHaMetrics } from "./metrics.js";
 import { PgMemberSql } from "./sql.js";
@@ -78,7 +77,9 @@ export function registerPostgresHa(manager: Manager, reg: PostgresHaRegistration
       maxConcurrentReconciles: 1,
       resyncPeriodMs: 5 * 60_000,
       reconcileIdPrefix: "pgha-",
-      reconciler: reconcileObjects<OntoPlatform>(manager.cache(platforms), (p, request) => ha.reconcile(p, request)),
+      reconciler: reconcileObjects<OntoPlatform>(manager.cache(platforms), (p, request) =>
+        ha.reconcile(p, request),
+      ),
     });
   }
   return ha;

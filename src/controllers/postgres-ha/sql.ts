@@ -67,7 +67,13 @@ export class PgMemberSql implements MemberSql {
     try {
       return await this.with(host, async (c) => {
         const row = (await c.query(OBSERVE)).rows[0] as
-          | { in_recovery: boolean; received: string | null; replay: string | null; streaming: boolean; timeline: number }
+          | {
+              in_recovery: boolean;
+              received: string | null;
+              replay: string | null;
+              streaming: boolean;
+              timeline: number;
+            }
           | undefined;
         if (!row) return undefined;
         return {
@@ -86,8 +92,7 @@ export class PgMemberSql implements MemberSql {
   async promote(host: string): Promise<number> {
     return this.with(host, async (c) => {
       const done = (await c.query(`SELECT pg_promote(true, ${PROMOTE_WAIT_SECONDS}) AS done`)).rows[0] as
-        | { done: boolean }
-        | undefined;
+        { done: boolean } | undefined;
       if (!done?.done) throw new Error(`pg_promote did not finish within ${PROMOTE_WAIT_SECONDS}s`);
       // A member fenced for a switchover earlier still has writes off in its own settings.
       await c.query("ALTER SYSTEM RESET default_transaction_read_only");
@@ -104,7 +109,8 @@ export class PgMemberSql implements MemberSql {
       await c.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
       );
-      const row = (await c.query("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0] as { lsn: string } | undefined;
+      const row = (await c.query("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0] as
+        { lsn: string } | undefined;
       const lsn = parseLsn(row?.lsn);
       if (lsn === undefined) throw new Error("no WAL position from the primary");
       return lsn;

@@ -236,7 +236,10 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
   const settings = componentSpec(ctx.spec, info(name));
   const owner = ownerOf(ctx, name);
   const ns = ctx.platform.namespace;
-  const hosts = { primaryService: serviceHost(POSTGRES.service, ns), headless: serviceHost(headlessServiceName(name), ns) };
+  const hosts = {
+    primaryService: serviceHost(POSTGRES.service, ns),
+    headless: serviceHost(headlessServiceName(name), ns),
+  };
   const storage = settings.storage ?? "20Gi";
   const synchronous = ctx.spec.infrastructure.postgres.synchronous;
   const config = {
@@ -287,7 +290,9 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
             livenessProbe: { ...accepting, periodSeconds: 20, timeoutSeconds: 5, failureThreshold: 6 },
             // A fast shutdown (sessions ended, every WAL record sent to the standbys) instead of
             // the smart one SIGTERM asks for, which waits for every client to leave.
-            lifecycle: { preStop: { exec: { command: ["pg_ctl", "-D", PGDATA, "-m", "fast", "-w", "stop"] } } },
+            lifecycle: {
+              preStop: { exec: { command: ["pg_ctl", "-D", PGDATA, "-m", "fast", "-w", "stop"] } },
+            },
             volumeMounts: [
               { name: "data", mountPath: DATA_DIR },
               { name: "scripts", mountPath: SCRIPTS_DIR, readOnly: true },
