@@ -12,6 +12,7 @@ import { pauseCommand, resumeCommand } from "./commands/pause.js";
 import { diffCommand } from "./commands/diff.js";
 import { demoCommand } from "./commands/demo.js";
 import { imagesCommand } from "./commands/images.js";
+import { switchoverCommand } from "./commands/switchover.js";
 
 export function buildProgram(): Command {
   const program = new Command("onto")
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   program.addCommand(validateCommand());
   program.addCommand(statusCommand());
   program.addCommand(upgradeCommand());
+  program.addCommand(switchoverCommand());
   program.addCommand(pauseCommand());
   program.addCommand(resumeCommand());
   program.addCommand(diffCommand());
