@@ -197,7 +197,7 @@ describe("Postgres HA decisions (cases)", () => {
   it("promote the standby with the most WAL at once when the primary's pod is gone", () => {
     const d = decide(
       base([
-        member(0, undefined, { pod: "terminating" }),
+        member(0, undefined, { pod: "absent" }),
         member(1, { receivedLsn: 900n, streaming: false }),
         member(2, { receivedLsn: 1000n, streaming: false }),
       ]),
@@ -209,6 +209,16 @@ describe("Postgres HA decisions (cases)", () => {
       planned: false,
     });
     expect(d.state.targetPrimary).toBe("postgres-2");
+  });
+
+  it("wait for a terminating primary to finish its shutdown (up to failoverDelaySeconds)", () => {
+    const members = [member(0, undefined, { pod: "terminating" }), member(1, { receivedLsn: 1n })];
+    expect(decide(base(members)).promote).toBeUndefined();
+    const since = new Date(NOW.getTime() - 5_000).toISOString();
+    const late = decide(
+      base(members, { state: { currentPrimary: "postgres-0", primaryUnreachableSince: since } }),
+    );
+    expect(late.promote?.to).toBe("postgres-1");
   });
 
   it("wait failoverDelaySeconds for a primary that does not answer, then fail over", () => {

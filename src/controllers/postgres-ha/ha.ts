@@ -41,6 +41,8 @@ const SINGLE_MEMBER_RECHECK_MS = 10_000;
 export const FAILOVER_COOLDOWN_MS = 30_000;
 /** How long a switchover waits for its target to receive the last WAL of the old primary. */
 const CATCH_UP_MS = 10_000;
+/** How long a switchover waits for the old primary's fast shutdown. */
+const STOP_WAIT_MS = 30_000;
 const POD_REF = { apiVersion: "v1", kind: "Pod" } as const;
 
 type Ref = { apiVersion: string; kind: string };
@@ -258,8 +260,16 @@ export class PostgresHa {
         return back(`${from} answers again`, undefined);
     }
 
-    if (observed.pods.get(from) && !isTerminating(observed.pods.get(from) as Pod))
-      await act(ctx, labelAction(ctx, from, POSTGRES_ROLES.fenced));
+    const fromPod = observed.pods.get(from);
+    if (fromPod && !isTerminating(fromPod)) await act(ctx, labelAction(ctx, from, POSTGRES_ROLES.fenced));
+    if (promotion.planned && fromPod && !isTerminating(fromPod)) {
+      // The old primary stops before the target is promoted: its fast shutdown sends the shutdown
+      // checkpoint to every standby, so none holds WAL past the new timeline's fork point (one
+      // that did could not follow the new primary). Its pod starts again and finds the new primary.
+      await this.demote(ctx, ns, from, "switched over");
+      const stopped = await this.waitStopped(ns, fromPod);
+      if (!stopped) this.deps.logger.warn({ from }, "the old primary did not stop in time; promoting anyway");
+    }
     const started = Date.now();
     let timeline = 0;
     const promoted = await act(ctx, {
@@ -284,8 +294,6 @@ export class PostgresHa {
     await act(ctx, labelAction(ctx, to, POSTGRES_ROLES.primary));
     this.deps.metrics.promoted(promotion.reason, (Date.now() - started) / 1000);
     this.deps.logger.info({ from, to, reason: promotion.reason, timeline }, "postgres promoted");
-    // The old primary, read-only since the switchover began, starts again as a standby.
-    if (promotion.planned && observed.pods.get(from)) await this.demote(ctx, ns, from, "switched over");
     const members = (state.members ?? []).map((m) =>
       m.name === to
         ? { name: to, role: POSTGRES_ROLES.primary }
@@ -311,6 +319,21 @@ export class PostgresHa {
         message: `${to} is the primary; ${from} rejoins as a standby`,
       };
     return next;
+  }
+
+  /** Waits until the pod `pod` was is gone (deleted, or replaced by a new one). */
+  private async waitStopped(ns: string, pod: Pod): Promise<boolean> {
+    const deadline = Date.now() + STOP_WAIT_MS;
+    while (Date.now() < deadline) {
+      const now = await this.deps.client
+        .get<Pod>(podRef(ns, pod.metadata?.name ?? ""))
+        .catch(() => undefined);
+      if (!now || now.metadata?.uid !== pod.metadata?.uid) return true;
+      const running = now.status?.containerStatuses?.some((c) => c.state?.running !== undefined) ?? false;
+      if (!running) return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return false;
   }
 
   private async waitCaughtUp(sql: MemberSql, host: string, until: bigint): Promise<boolean> {

@@ -7,7 +7,7 @@
 // primary rewinds first), so one that was fenced never comes back taking writes.
 //
 // The scripts depend on the PostgreSQL binaries on PATH (initdb, pg_ctl, postgres, psql,
-// pg_basebackup, pg_rewind, pg_isready, getent) and the env set below, nothing of an image's own
+// pg_basebackup, pg_rewind, pg_controldata, pg_isready, getent) and the env set below, nothing of an image's own
 // entrypoint, so the same render runs the official `postgres` image and one built from Debian's
 // packages. docs/operations/postgres.md describes what they do and why.
 import { POSTGRES_ROLE_LABEL, POSTGRES_ROLES, Quantity, componentSpec } from "../../api/index.js";
@@ -33,6 +33,8 @@ const SCRIPTS_DIR = "/opt/onto";
 const POSTGRES_UID = 999; // the postgres user of the official image (and of ours)
 /** How long a standby's attempt to reach the primary may take (libpq connect_timeout; tcp_user_timeout twice that). */
 const CONNECT_TIMEOUT_SECONDS = 5;
+/** A former primary that finds no other primary looks again after this long before it starts as one. */
+const PRIMARY_RECHECK_SECONDS = 2;
 
 /**
  * WAL a standby's replication slot may hold back on the primary: a quarter of the volume, at least
@@ -202,20 +204,33 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   start_standby
 fi
 
+# Onto the primary's timeline: a no-op ("no rewind required") unless this member holds WAL the
+# primary does not (a former primary, or a standby that received WAL past the new timeline's fork
+# point); when rewinding fails, cloning again (the old data is kept in pgdata.diverged).
+rewind_onto() {
+  local mine theirs
+  mine="$(pg_controldata -D "$PGDATA" | awk -F: '/TimeLineID/ && /Latest checkpoint/ {gsub(/ /, "", $2); print $2}')"
+  theirs="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT timeline_id FROM pg_control_checkpoint()' || true)"
+  if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then return 0; fi
+  if ! PGPASSWORD="$POSTGRES_PASSWORD" pg_rewind -D "$PGDATA" \\
+    --source-server="host=$1 port=${POSTGRES.port} user=$POSTGRES_USER dbname=postgres connect_timeout=5"; then
+    echo "pg_rewind failed: cloning again"
+    create_slot "$1"
+    clone_from "$1"
+  fi
+}
+
 if [ -e "$PGDATA/standby.signal" ]; then
-  if primary="$(find_primary)"; then follow "$primary"; fi
+  if primary="$(find_primary)"; then rewind_onto "$primary"; follow "$primary"; fi
   start_standby
 fi
 
-# This member was a primary when it stopped.
-if primary="$(find_primary)"; then
+# This member was a primary when it stopped. The operator promotes a standby only after this pod
+# is gone, so a promotion may be moments away: look twice before going on as the primary.
+primary="$(find_primary)" || { sleep ${PRIMARY_RECHECK_SECONDS}; primary="$(find_primary)"; } || primary=""
+if [ -n "$primary" ]; then
   echo "$primary is the primary now: rejoining as its standby"
-  if ! PGPASSWORD="$POSTGRES_PASSWORD" pg_rewind -D "$PGDATA" --progress \\
-    --source-server="host=$primary port=${POSTGRES.port} user=$POSTGRES_USER dbname=postgres connect_timeout=5"; then
-    echo "pg_rewind failed: cloning again (the old data is kept in pgdata.diverged)"
-    create_slot "$primary"
-    clone_from "$primary"
-  fi
+  rewind_onto "$primary"
   follow "$primary"
 fi
 exec postgres -D "$PGDATA" "\${flags[@]}"
