@@ -311,6 +311,7 @@ describe("Postgres switchover on the real node", () => {
       const t0 = Date.now();
       const requestedAt = await requestSwitchover(p.client, ns, p.name, to);
       const answer = await awaitSwitchover(p.client, ns, p.name, requestedAt, 120_000);
+      const done = Date.now();
       expect(answer.outcome, answer.message).toBe("Done");
       const ok = await firstOkAfter(Date.now() - 100);
       await rejoined(old);
