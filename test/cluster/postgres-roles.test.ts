@@ -48,7 +48,8 @@ describe("Postgres roles on simulated pods", () => {
     await eventually(
       "every Postgres pod labelled",
       async () => {
-        const pods = await client.list<Labelled>({ apiVersion: "v1", kind: "Pod" }, ns, {
+        const { items: pods } = await client.list<Labelled>("v1", "Pod", {
+          namespace: ns,
           labelSelector: "app.kubernetes.io/name=postgres",
         });
         return pods.length === 3 && pods.every((p) => p.metadata.labels?.[POSTGRES_ROLE_LABEL] === "unknown")
