@@ -224,7 +224,11 @@ export function decide(input: HaInput): HaDecision {
   const target = previous.targetPrimary;
   if (target && target !== primary) {
     const t = byName.get(target);
-    if (t && writable(t)) primary = target;
+    if (t && writable(t)) {
+      primary = target;
+      if (switchover?.outcome === "InProgress")
+        switchover = { ...switchover, outcome: "Done", message: `${target} is the primary` };
+    }
   }
 
   const nodesMostlyDown =

@@ -29,7 +29,7 @@ import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import { writePlatformStatus } from "../shared/platform-status.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
-import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
+import { decide, type HaDecision, type MemberView, type Promotion, type SqlView } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { slotOf, type MemberSql } from "./sql.js";
 
@@ -165,7 +165,8 @@ export class PostgresHa {
         const ip = pod.status?.podIP;
         return {
           name,
-          pod: isTerminating(pod) ? "terminating" : "present",
+          // A pod whose containers have stopped is gone for Postgres, even before it is removed.
+          pod: !isTerminating(pod) ? "present" : containersRunning(pod) ? "terminating" : "absent",
           nodeReady: node !== undefined && !isNotReady(node),
           label: pod.metadata?.labels?.[POSTGRES_ROLE_LABEL],
           sql: ip && !isTerminating(pod) ? await sql.observe(ip) : undefined,
@@ -267,7 +268,7 @@ export class PostgresHa {
       // checkpoint to every standby, so none holds WAL past the new timeline's fork point (one
       // that did could not follow the new primary). Its pod starts again and finds the new primary.
       await this.demote(ctx, ns, from, "switched over");
-      const stopped = await this.waitStopped(ns, fromPod);
+      const stopped = await this.waitStopped(ns, fromPod, () => sql.observe(toIp));
       if (!stopped) this.deps.logger.warn({ from }, "the old primary did not stop in time; promoting anyway");
     }
     const started = Date.now();
@@ -288,8 +289,13 @@ export class PostgresHa {
       },
     });
     if (!promoted.ok) {
-      if (promotion.planned && fromIp) await sql.resumeWrites(fromIp).catch(() => undefined);
-      return back(`promoting ${to} failed: ${promoted.error}`, "Refused");
+      // targetPrimary stays as written ahead: if the promotion went through after all, the next
+      // pass finds the target answering as the primary and completes it.
+      const message = `promoting ${to} did not confirm (${promoted.error}): looking again`;
+      return {
+        ...state,
+        ...(state.switchover && promotion.planned ? { switchover: { ...state.switchover, message } } : {}),
+      };
     }
     await act(ctx, labelAction(ctx, to, POSTGRES_ROLES.primary));
     this.deps.metrics.promoted(promotion.reason, (Date.now() - started) / 1000);
@@ -321,16 +327,22 @@ export class PostgresHa {
     return next;
   }
 
-  /** Waits until the pod `pod` was is gone (deleted, or replaced by a new one). */
-  private async waitStopped(ns: string, pod: Pod): Promise<boolean> {
+  /** Waits until the old primary has stopped: the target's stream ended, or its pod is gone or stopped. */
+  private async waitStopped(
+    ns: string,
+    pod: Pod,
+    target: () => Promise<SqlView | undefined>,
+  ): Promise<boolean> {
     const deadline = Date.now() + STOP_WAIT_MS;
     while (Date.now() < deadline) {
+      // The old primary's walsender ends only once its shutdown has sent the target everything.
+      const seen = await target();
+      if (seen && !seen.streaming) return true;
       const now = await this.deps.client
         .get<Pod>(podRef(ns, pod.metadata?.name ?? ""))
         .catch(() => undefined);
       if (!now || now.metadata?.uid !== pod.metadata?.uid) return true;
-      const running = now.status?.containerStatuses?.some((c) => c.state?.running !== undefined) ?? false;
-      if (!running) return true;
+      if (!containersRunning(now)) return true;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return false;
@@ -360,6 +372,10 @@ export class PostgresHa {
     }));
     return written ?? platform;
   }
+}
+
+function containersRunning(pod: Pod): boolean {
+  return pod.status?.containerStatuses?.some((c) => c.state?.running !== undefined) ?? false;
 }
 
 function podRef(namespace: string, name: string): ObjectRef {

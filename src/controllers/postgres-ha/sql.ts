@@ -40,7 +40,11 @@ const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1
 export class PgMemberSql implements MemberSql {
   constructor(private readonly credentials: () => Credentials | undefined) {}
 
-  private async with<T>(host: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  private async with<T>(
+    host: string,
+    run: (client: pg.Client) => Promise<T>,
+    queryTimeoutMs = QUERY_TIMEOUT_MS,
+  ): Promise<T> {
     const creds = this.credentials();
     if (!creds) throw new Error(`no credentials in Secret ${POSTGRES.secret}`);
     const client = new pg.Client({
@@ -51,7 +55,7 @@ export class PgMemberSql implements MemberSql {
       database: "postgres",
       application_name: "onto-operator",
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      query_timeout: QUERY_TIMEOUT_MS,
+      query_timeout: queryTimeoutMs,
     });
     // A connection that breaks after connecting reports here; the query in flight fails with it.
     client.on("error", () => undefined);
@@ -90,16 +94,20 @@ export class PgMemberSql implements MemberSql {
   }
 
   async promote(host: string): Promise<number> {
-    return this.with(host, async (c) => {
-      const done = (await c.query(`SELECT pg_promote(true, ${PROMOTE_WAIT_SECONDS}) AS done`)).rows[0] as
-        { done: boolean } | undefined;
-      if (!done?.done) throw new Error(`pg_promote did not finish within ${PROMOTE_WAIT_SECONDS}s`);
-      // A member fenced for a switchover earlier still has writes off in its own settings.
-      await c.query("ALTER SYSTEM RESET default_transaction_read_only");
-      await c.query("SELECT pg_reload_conf()");
-      const row = (await c.query(TIMELINE)).rows[0] as { timeline: number } | undefined;
-      return Number(row?.timeline ?? 0);
-    });
+    return this.with(
+      host,
+      async (c) => {
+        const done = (await c.query(`SELECT pg_promote(true, ${PROMOTE_WAIT_SECONDS}) AS done`)).rows[0] as
+          { done: boolean } | undefined;
+        if (!done?.done) throw new Error(`pg_promote did not finish within ${PROMOTE_WAIT_SECONDS}s`);
+        // A member fenced for a switchover earlier still has writes off in its own settings.
+        await c.query("ALTER SYSTEM RESET default_transaction_read_only");
+        await c.query("SELECT pg_reload_conf()");
+        const row = (await c.query(TIMELINE)).rows[0] as { timeline: number } | undefined;
+        return Number(row?.timeline ?? 0);
+      },
+      (PROMOTE_WAIT_SECONDS + 10) * 1000,
+    );
   }
 
   async stopWrites(host: string): Promise<bigint> {
