@@ -211,16 +211,6 @@ describe("Postgres HA decisions (cases)", () => {
     expect(d.state.targetPrimary).toBe("postgres-2");
   });
 
-  it("wait for a terminating primary to finish its shutdown (up to failoverDelaySeconds)", () => {
-    const members = [member(0, undefined, { pod: "terminating" }), member(1, { receivedLsn: 1n })];
-    expect(decide(base(members)).promote).toBeUndefined();
-    const since = new Date(NOW.getTime() - 5_000).toISOString();
-    const late = decide(
-      base(members, { state: { currentPrimary: "postgres-0", primaryUnreachableSince: since } }),
-    );
-    expect(late.promote?.to).toBe("postgres-1");
-  });
-
   it("wait failoverDelaySeconds for a primary that does not answer, then fail over", () => {
     const members = [member(0, undefined, { label: "primary" }), member(1, { receivedLsn: 1n })];
     const first = decide(base(members));

@@ -113,13 +113,13 @@ function primaryTrouble(m: MemberView | undefined): PromotionReason | undefined 
 }
 
 /**
- * A pod gone or its node lost is certain at once; a member that does not answer may be slow. A
- * primary whose pod is still terminating is waited for (up to failoverDelaySeconds): its fast
- * shutdown sends every WAL record, the shutdown checkpoint included, to the standbys, and a
- * standby promoted before that would leave the others with WAL past its fork point.
+ * A pod gone (or deleted) or its node lost is certain at once; a member that does not answer may
+ * be slow. The effect layer waits for a deleted primary's fast shutdown before it promotes: that
+ * sends every WAL record, the shutdown checkpoint included, to the standbys, and a standby promoted
+ * before it would leave the others with WAL past its fork point.
  */
-const immediate = (reason: PromotionReason, m: MemberView | undefined): boolean =>
-  (reason === "PrimaryPodGone" && m?.pod !== "terminating") || reason === "PrimaryNodeLost";
+const immediate = (reason: PromotionReason): boolean =>
+  reason === "PrimaryPodGone" || reason === "PrimaryNodeLost";
 
 /** Standbys that could be promoted: present, on a Ready node, answering, in recovery. */
 function promotable(members: readonly MemberView[], except: string): MemberView[] {
@@ -241,7 +241,7 @@ export function decide(input: HaInput): HaDecision {
   } else {
     const since = previous.primaryUnreachableSince ?? now.toISOString();
     state.primaryUnreachableSince = since;
-    const due = immediate(trouble, current) || now.getTime() - Date.parse(since) >= settings.failoverDelayMs;
+    const due = immediate(trouble) || now.getTime() - Date.parse(since) >= settings.failoverDelayMs;
     const last = previous.lastFailover ? Date.parse(previous.lastFailover.at) : Number.NaN;
     const cooling = Number.isFinite(last) && now.getTime() - last < settings.cooldownMs;
     if (due) {

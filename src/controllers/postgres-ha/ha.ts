@@ -29,7 +29,7 @@ import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import { writePlatformStatus } from "../shared/platform-status.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
-import { decide, type HaDecision, type MemberView, type Promotion, type SqlView } from "./decisions.js";
+import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { slotOf, type MemberSql } from "./sql.js";
 
@@ -263,12 +263,16 @@ export class PostgresHa {
 
     const fromPod = observed.pods.get(from);
     if (fromPod && !isTerminating(fromPod)) await act(ctx, labelAction(ctx, from, POSTGRES_ROLES.fenced));
+    if (fromPod && isTerminating(fromPod) && containersRunning(fromPod)) {
+      // Deleted: its fast shutdown is under way; promote once it has handed over its last WAL.
+      await this.waitStopped(ns, fromPod);
+    }
     if (promotion.planned && fromPod && !isTerminating(fromPod)) {
       // The old primary stops before the target is promoted: its fast shutdown sends the shutdown
       // checkpoint to every standby, so none holds WAL past the new timeline's fork point (one
       // that did could not follow the new primary). Its pod starts again and finds the new primary.
       await this.demote(ctx, ns, from, "switched over");
-      const stopped = await this.waitStopped(ns, fromPod, () => sql.observe(toIp));
+      const stopped = await this.waitStopped(ns, fromPod);
       if (!stopped) this.deps.logger.warn({ from }, "the old primary did not stop in time; promoting anyway");
     }
     const started = Date.now();
@@ -327,17 +331,10 @@ export class PostgresHa {
     return next;
   }
 
-  /** Waits until the old primary has stopped: the target's stream ended, or its pod is gone or stopped. */
-  private async waitStopped(
-    ns: string,
-    pod: Pod,
-    target: () => Promise<SqlView | undefined>,
-  ): Promise<boolean> {
+  /** Waits until the old primary has stopped: its pod gone, replaced, or its containers stopped. */
+  private async waitStopped(ns: string, pod: Pod): Promise<boolean> {
     const deadline = Date.now() + STOP_WAIT_MS;
     while (Date.now() < deadline) {
-      // The old primary's walsender ends only once its shutdown has sent the target everything.
-      const seen = await target();
-      if (seen && !seen.streaming) return true;
       const now = await this.deps.client
         .get<Pod>(podRef(ns, pod.metadata?.name ?? ""))
         .catch(() => undefined);

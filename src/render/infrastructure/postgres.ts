@@ -34,7 +34,7 @@ const POSTGRES_UID = 999; // the postgres user of the official image (and of our
 /** How long a standby's attempt to reach the primary may take (libpq connect_timeout; tcp_user_timeout twice that). */
 const CONNECT_TIMEOUT_SECONDS = 5;
 /** A former primary that finds no other primary looks again after this long before it starts as one. */
-const PRIMARY_RECHECK_SECONDS = 2;
+const PRIMARY_RECHECK_SECONDS = 10;
 
 /**
  * WAL a standby's replication slot may hold back on the primary: a quarter of the volume, at least
@@ -225,9 +225,11 @@ if [ -e "$PGDATA/standby.signal" ]; then
   start_standby
 fi
 
-# This member was a primary when it stopped. The operator promotes a standby only after this pod
-# is gone, so a promotion may be moments away: look twice before going on as the primary.
-primary="$(find_primary)" || { sleep ${PRIMARY_RECHECK_SECONDS}; primary="$(find_primary)"; } || primary=""
+# This member was a primary when it stopped. The operator promotes a standby only once this pod
+# has stopped, so while standbys answer a promotion may be moments away: look again after a while
+# (longer than failoverDelaySeconds' default, so a primary that crashed is failed over from rather
+# than racing the promotion) before going on as the primary. Alone, it starts at once.
+primary="$(find_primary)" || { any_peer_answers && sleep ${PRIMARY_RECHECK_SECONDS} && primary="$(find_primary)"; } || primary=""
 if [ -n "$primary" ]; then
   echo "$primary is the primary now: rejoining as its standby"
   rewind_onto "$primary"
