@@ -24,6 +24,13 @@ describe("renderFile and formatObjects", () => {
     expect(docs.map((d) => d.toJS() as unknown)).toEqual(objects);
   });
 
+  it("quotes every string a YAML 1.1 parser (kubectl's) would read as a boolean", () => {
+    const text = formatObjects(renderFile(production, { apiVersions: ["autoscaling.k8s.io/v1"] }), "yaml");
+    expect(text).toMatch(/updateMode: "Off"/);
+    const yaml11 = parseAllDocuments(text, { version: "1.1" }).map((d) => d.toJS() as unknown);
+    expect(yaml11).toEqual(renderFile(production, { apiVersions: ["autoscaling.k8s.io/v1"] }));
+  });
+
   it("prints no alias or anchor, so every document stands alone", () => {
     expect(formatObjects(renderFile(production, { apiVersions: [] }), "yaml")).not.toMatch(/[&*]a\d+/);
   });

@@ -82,7 +82,9 @@ export function formatObjects(objects: RenderedObject[], output: "yaml" | "json"
     return `${JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2)}\n`;
   return objects
     .map((object) => {
-      const doc = new Document(object, { aliasDuplicateObjects: false });
+      // YAML 1.1 quoting: kubectl's parser reads an unquoted Off, On, yes or no as a boolean (YAML
+      // 1.1), so `onto render | kubectl apply -f -` sent updateMode: false for the VPAs.
+      const doc = new Document(object, { aliasDuplicateObjects: false, version: "1.1" });
       if (object.kind === "Secret") {
         doc.commentBefore = ` values are placeholders: the operator generates them once, in the cluster`;
       }
