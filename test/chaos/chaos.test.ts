@@ -87,10 +87,4 @@ describe("chaos", () => {
     });
     expect(problems).toEqual([]);
   }, 3_600_000);
-
-  // On the real node (kubelet, containerd, real images), when it lands: the Postgres primary, a
-  // Redis master and a MinIO pod killed during an upgrade, checked for no acknowledged write lost.
-  it.todo("real node: Postgres primary killed during an upgrade (no acknowledged write lost)");
-  it.todo("real node: Redis master killed during an upgrade (no acknowledged write lost)");
-  it.todo("real node: a MinIO pod killed during an upgrade (no acknowledged object lost)");
 });
