@@ -47,6 +47,13 @@ const REASON_DOCS = {
     means: "every enabled component has all its pods Ready at its version",
     todo: "",
   },
+  ComponentsChanging: {
+    conditions: ["Available"],
+    status: "True",
+    means:
+      "some components are scaling or rolling (an autoscaler's change, a rolling update) with at least their wanted number of pods Ready; the platform stays Running",
+    todo: "",
+  },
   ComponentsNotReady: {
     conditions: ["Available"],
     status: "False",

@@ -68,6 +68,26 @@ describe("computeStatus", () => {
     expect(later.components?.controlPlane).toBe("Ready");
   });
 
+  it("stays Running while an autoscaler scales a component with every wanted pod Ready, and not when a pod is lost", () => {
+    const running = computeStatus(input({}));
+    const scaledDown = workloads();
+    const gateway = scaledDown.get("gateway");
+    if (!gateway) throw new Error("gateway is enabled in the spec");
+    // The autoscaler lowered spec.replicas; the Deployment controller has not observed it yet.
+    scaledDown.set("gateway", { ...gateway, generation: 2, spec: { replicas: 1 } });
+    const during = computeStatus(input({ previous: running, workloads: scaledDown, now: T1 }));
+    expect(during.phase).toBe("Running");
+    expect(during.componentStatuses?.gateway?.phase).toBe("Progressing");
+    expect(during.conditions?.find((c) => c.type === "Available")).toMatchObject({
+      status: "True",
+      reason: "ComponentsChanging",
+    });
+    // Before the platform was ever Running, the same state is still Provisioning.
+    expect(computeStatus(input({ workloads: scaledDown })).phase).toBe("Provisioning");
+    const lost = computeStatus(input({ previous: running, workloads: workloads(["gateway"]), now: T1 }));
+    expect(lost.phase).toBe("Degraded");
+  });
+
   it("keeps a condition's lastTransitionTime while its status does not change", () => {
     const before = computeStatus(input({}));
     const after = computeStatus(input({ previous: before, now: T1 }));

@@ -139,6 +139,11 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   const readyCount = states.filter(([, s]) => s.phase === "Ready").length;
   const notReady = states.filter(([, s]) => s.phase !== "Ready");
   const allReady = notReady.length === 0;
+  // A component that is scaling or rolling with at least its wanted number of pods Ready (an
+  // autoscaler scaling down, a surge rollout) has lost nothing a user sees: a platform that was
+  // Running stays Running through it instead of flickering Degraded on every autoscaler step.
+  const changingWithAllPods = notReady.filter(([, s]) => s.phase === "Progressing" && s.ready >= s.desired);
+  const available = notReady.length === changingWithAllPods.length;
 
   let conditions: Condition[] = [...(previous?.conditions ?? [])];
   const set = (c: ReturnType<typeof condition>): void => {
@@ -155,6 +160,17 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
         "True",
         REASON.AllComponentsReady,
         `${readyCount}/${states.length} components ready`,
+      ),
+    );
+  else if (available)
+    set(
+      condition(
+        CONDITION.Available,
+        "True",
+        REASON.ComponentsChanging,
+        boundedText(
+          `${readyCount}/${states.length} components ready; ${notReady.map(([n]) => n).join(", ")} changing with every wanted pod Ready`,
+        ),
       ),
     );
   else
@@ -239,7 +255,7 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
         ? "Upgrading"
         : input.problems.length > 0 || forwardFix
           ? "Degraded"
-          : allReady
+          : allReady || (wasRunning && available)
             ? "Running"
             : wasRunning
               ? "Degraded"
