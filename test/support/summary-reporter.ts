@@ -1,6 +1,10 @@
 // Prints one plain closing line, `tests: N passed, N failed, N skipped`, after vitest's own
-// report, so CI tools that read a closing count line (and people skimming a log) find it.
+// report, so CI tools that read a closing count line (and people skimming a log) find it; before
+// it, the slowest files with their project and duration, so a run's time budget can be read from
+// its log.
 import type { Reporter, TestModule } from "vitest/node";
+
+const SLOWEST = 15;
 
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
@@ -17,6 +21,17 @@ export default class SummaryReporter implements Reporter {
         else skipped++;
       }
     }
+    const slowest = [...testModules]
+      .map((m) => ({
+        name: `${m.project.name} ${m.relativeModuleId}`,
+        seconds: m.diagnostic().duration / 1000,
+      }))
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, SLOWEST);
+    if (slowest.length > 0)
+      console.log(
+        `\nslowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(1).padStart(7)} s  ${f.name}`).join("\n")}`,
+      );
     console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   }
 }
