@@ -18,6 +18,23 @@ import { defineConfig } from "vitest/config";
  */
 const CLUSTER_ALONE = ["test/cluster/runtime-informer.test.ts", "test/cluster/chaos-short.test.ts"];
 
+/** A project of files on the shared test cluster's KWOK nodes, one file at a time. */
+function onTheCluster(name: string, include: string[], exclude: string[] = []) {
+  return {
+    test: {
+      name,
+      include,
+      exclude,
+      environment: "node",
+      globalSetup: ["test/support/global-setup.ts"],
+      testTimeout: 180_000,
+      hookTimeout: 300_000,
+      fileParallelism: false,
+      sequence: { groupOrder: 0 },
+    },
+  };
+}
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
@@ -47,47 +64,17 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
-      {
-        test: {
-          // The autoscaling tests spend minutes waiting on the HPA controller's and the VPA
-          // recommender's own periods (the same cluster, namespaces of their own).
-          name: "autoscaling",
-          include: ["test/cluster/autoscaling-*.test.ts"],
-          environment: "node",
-          globalSetup: ["test/support/global-setup.ts"],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          fileParallelism: false,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        test: {
-          name: "cluster",
-          include: ["test/cluster/**/*.test.ts"],
-          exclude: ["test/cluster/autoscaling-*.test.ts", ...CLUSTER_ALONE],
-          environment: "node",
-          globalSetup: ["test/support/global-setup.ts"],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          // One control plane, shared: files run one at a time so timings and fault stages
-          // of one file do not disturb another; each file still works in its own namespace.
-          fileParallelism: false,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        test: {
-          name: "cluster-alone",
-          include: CLUSTER_ALONE,
-          environment: "node",
-          globalSetup: ["test/support/global-setup.ts"],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          fileParallelism: false,
-          sequence: { groupOrder: 0 },
-        },
-      },
+      // The autoscaling tests spend minutes waiting on the HPA controller's and the VPA
+      // recommender's own periods (the same cluster, namespaces of their own).
+      onTheCluster("autoscaling", ["test/cluster/autoscaling-*.test.ts"]),
+      // One control plane, shared: files run one at a time so timings and fault stages of one
+      // file do not disturb another; each file still works in its own namespace.
+      onTheCluster(
+        "cluster",
+        ["test/cluster/**/*.test.ts"],
+        ["test/cluster/autoscaling-*.test.ts", ...CLUSTER_ALONE],
+      ),
+      onTheCluster("cluster-alone", CLUSTER_ALONE),
       {
         test: {
           name: "real",
