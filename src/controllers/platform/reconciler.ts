@@ -40,6 +40,7 @@ import { decodeGeneratedSecrets, randomSecret, renderFor } from "./render-input.
 import { tlsProblems } from "./spec-problems.js";
 import { platformStatus, type Outcome } from "./status-input.js";
 import { StatusWriter } from "./status-writer.js";
+import { planRecreations } from "./statefulset-recreate.js";
 import { planStuckPodReplacement, planUpgradePodDeletions } from "./stuck-pods.js";
 import { VPA_REF } from "./vertical.js";
 import { writeAhead, writeVerticalScaling } from "./write-ahead.js";
@@ -171,10 +172,21 @@ export class PlatformReconciler {
         warning: true,
       });
     const applicable = desired.filter((o) => !hold.held.has(objectId(o.kind, o.metadata.name)));
+    let recreated = new Set<string>();
     // Each stage is planned from the caches as they are when it starts, then carried out.
     const stages: (() => ClusterAction[])[] = [
       () => planNamespaceLabels(ns, spec, store({ apiVersion: "v1", kind: "Namespace" }, "")),
-      () => planApply(applicable, live),
+      // A StatefulSet whose immutable fields change is re-created keeping its pods, not applied.
+      () => {
+        const recreations = planRecreations(platform, applicable, live);
+        recreated = recreations.ids;
+        return recreations.actions;
+      },
+      () =>
+        planApply(
+          applicable.filter((o) => !recreated.has(objectId(o.kind, o.metadata.name))),
+          live,
+        ),
       () => planPrune(platform, spec, desired, this.servedKinds(), (kind) => store(kind)),
       () => planStuckPodReplacement(platform, objects("apps/v1", "StatefulSet"), objects("v1", "Pod")),
       () => planUpgradePodDeletions(ns, decision?.deletePods ?? []),
