@@ -41,8 +41,10 @@ import { tlsProblems } from "./spec-problems.js";
 import { platformStatus, type Outcome } from "./status-input.js";
 import { StatusWriter } from "./status-writer.js";
 import { planRecreations } from "./statefulset-recreate.js";
+import { storageClassProblems } from "./storage-class.js";
 import { planStuckPodReplacement, planUpgradePodDeletions } from "./stuck-pods.js";
 import { VPA_REF } from "./vertical.js";
+import { CLAIM_REF, STORAGE_CLASS_REF, planClaimGrowth, planVolumeGrowth } from "./volume-growth.js";
 import { writeAhead, writeVerticalScaling } from "./write-ahead.js";
 
 const refOf = (obj: RenderedObject) => ({
@@ -141,7 +143,17 @@ export class PlatformReconciler {
       secrets,
       now: this.now(),
     });
-    const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
+    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
+    const storageClass = (name: string) => store(STORAGE_CLASS_REF, "").getByName(undefined, name);
+    // A larger storage grows the claims in place; where the StorageClass does not allow it, the
+    // claim templates keep their live size (and a problem says why).
+    const growth = planVolumeGrowth({
+      desired: withPlatformCertificate(rendered, spec, certificates),
+      live,
+      claims: objects(CLAIM_REF.apiVersion, CLAIM_REF.kind),
+      storageClass,
+    });
+    const desired = growth.desired.map(withAppliedHash);
     outcome.certificates = certificates.states;
     this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;
@@ -150,8 +162,9 @@ export class PlatformReconciler {
       ...tlsProblems(ns, spec, secrets),
       ...quotaProblems(desired, quota),
       ...placementProblems(spec, desired, store({ apiVersion: "v1", kind: "Node" }, "").list()),
+      ...storageClassProblems(spec, storageClass),
+      ...growth.problems,
     ];
-    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
     // Pod restarts that must wait (an operator-side change, outside every maintenance window).
     const hold = decideDisruption({
       platform,
@@ -176,6 +189,8 @@ export class PlatformReconciler {
     // Each stage is planned from the caches as they are when it starts, then carried out.
     const stages: (() => ClusterAction[])[] = [
       () => planNamespaceLabels(ns, spec, store({ apiVersion: "v1", kind: "Namespace" }, "")),
+      // Claims grow before their StatefulSet is re-created with the larger claim template.
+      () => planClaimGrowth(platform, growth.grow),
       // A StatefulSet whose immutable fields change is re-created keeping its pods, not applied.
       () => {
         const recreations = planRecreations(platform, applicable, live);
