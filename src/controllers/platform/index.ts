@@ -17,6 +17,7 @@ export {
   CLAIM_REF,
   STORAGE_CLASS_REF,
   planVolumeGrowth,
+  withKeptStorage,
   type ClaimGrowth,
   type VolumeGrowth,
 } from "./volume-growth.js";

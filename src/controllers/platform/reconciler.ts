@@ -44,7 +44,13 @@ import { planRecreations } from "./statefulset-recreate.js";
 import { storageClassProblems } from "./storage-class.js";
 import { planStuckPodReplacement, planUpgradePodDeletions } from "./stuck-pods.js";
 import { VPA_REF } from "./vertical.js";
-import { CLAIM_REF, STORAGE_CLASS_REF, planClaimGrowth, planVolumeGrowth } from "./volume-growth.js";
+import {
+  CLAIM_REF,
+  STORAGE_CLASS_REF,
+  planClaimGrowth,
+  planVolumeGrowth,
+  withKeptStorage,
+} from "./volume-growth.js";
 import { writeAhead, writeVerticalScaling } from "./write-ahead.js";
 
 const refOf = (obj: RenderedObject) => ({
@@ -134,7 +140,19 @@ export class PlatformReconciler {
     platform = await writeVerticalScaling(this.status, ctx, platform, spec, vpas, this.now());
     const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
     if (decision) platform = await writeAhead(this.status, ctx, platform, decision, this.now());
-    const rendered = this.render(platform, spec, decision?.step);
+    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
+    const storageClass = (name: string) => store(STORAGE_CLASS_REF, "").getByName(undefined, name);
+    // A larger storage grows the claims in place; where the StorageClass does not allow it, the
+    // component is rendered at the size it has (and a problem says why).
+    let rendered = this.render(platform, spec, decision?.step);
+    const growth = planVolumeGrowth({
+      desired: rendered,
+      live,
+      claims: objects(CLAIM_REF.apiVersion, CLAIM_REF.kind),
+      storageClass,
+    });
+    if (growth.kept.size > 0)
+      rendered = this.render(platform, withKeptStorage(spec, growth.kept), decision?.step);
     const secrets = store({ apiVersion: "v1", kind: "Secret" });
     const certificates = await planCertificates({
       platform: { name: platform.metadata.name, namespace: ns, uid: platform.metadata.uid ?? "" },
@@ -143,17 +161,7 @@ export class PlatformReconciler {
       secrets,
       now: this.now(),
     });
-    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
-    const storageClass = (name: string) => store(STORAGE_CLASS_REF, "").getByName(undefined, name);
-    // A larger storage grows the claims in place; where the StorageClass does not allow it, the
-    // claim templates keep their live size (and a problem says why).
-    const growth = planVolumeGrowth({
-      desired: withPlatformCertificate(rendered, spec, certificates),
-      live,
-      claims: objects(CLAIM_REF.apiVersion, CLAIM_REF.kind),
-      storageClass,
-    });
-    const desired = growth.desired.map(withAppliedHash);
+    const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
     outcome.certificates = certificates.states;
     this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;

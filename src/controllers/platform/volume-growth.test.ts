@@ -3,7 +3,7 @@ import { REASON, resolveSpec, type OntoPlatform } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import type { RenderedObject } from "../../render/index.js";
 import { storageClassProblems } from "./storage-class.js";
-import { planClaimGrowth, planVolumeGrowth } from "./volume-growth.js";
+import { planClaimGrowth, planVolumeGrowth, withKeptStorage } from "./volume-growth.js";
 
 function sts(name: string, storage: string): RenderedObject {
   return {
@@ -31,13 +31,6 @@ const classes: Record<string, KubeObject> = {
   fixed: { metadata: { name: "fixed" } },
 };
 const storageClass = (name: string) => classes[name];
-const claimTemplateSize = (obj: RenderedObject | undefined) =>
-  (
-    obj as unknown as {
-      spec: { volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[] };
-    }
-  ).spec.volumeClaimTemplates[0]?.spec.resources.requests.storage;
-
 describe("planVolumeGrowth", () => {
   it("grows every claim of the StatefulSet that asks for less, where the class allows expansion", () => {
     const plan = planVolumeGrowth({
@@ -56,7 +49,7 @@ describe("planVolumeGrowth", () => {
       { claim: "data-postgres-1", workload: "postgres", from: "20480Mi", to: "30Gi" },
     ]);
     expect(plan.problems).toEqual([]);
-    expect(claimTemplateSize(plan.desired[0])).toBe("30Gi");
+    expect(plan.kept).toEqual(new Map());
   });
 
   it("never shrinks a claim, and leaves an equal one alone", () => {
@@ -78,7 +71,7 @@ describe("planVolumeGrowth", () => {
       storageClass,
     });
     expect(plan.grow).toEqual([]);
-    expect(claimTemplateSize(plan.desired[0])).toBe("20Gi");
+    expect(plan.kept).toEqual(new Map([["minio", "20Gi"]]));
     expect(plan.problems).toEqual([
       {
         field: "spec.infrastructure.minio.storage",
@@ -118,6 +111,27 @@ describe("planVolumeGrowth", () => {
       verb: "patch",
       reason: "VolumeGrown",
       target: { kind: "PersistentVolumeClaim", namespace: "ns", name: "data-kafka-0" },
+    });
+  });
+});
+
+describe("withKeptStorage", () => {
+  it("sets the kept size at the component's spec path, on a resolved spec and on a written one", () => {
+    const kept = new Map([
+      ["postgres", "20Gi"],
+      ["nessie", "1Gi"],
+    ]);
+    const resolved = withKeptStorage(resolveSpec({ version: "1.5.0" }), kept);
+    expect(resolved.infrastructure.postgres.storage).toBe("20Gi");
+    expect(resolved.dataPlane.nessie.storage).toBe("1Gi");
+    const written = withKeptStorage(
+      { version: "1.5.0", infrastructure: { postgres: { storage: "30Gi" } } },
+      kept,
+    );
+    expect(written).toEqual({
+      version: "1.5.0",
+      infrastructure: { postgres: { storage: "20Gi" } },
+      dataPlane: { nessie: { storage: "1Gi" } },
     });
   });
 });

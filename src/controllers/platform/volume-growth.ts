@@ -4,9 +4,11 @@
 // under the running pod; no pod restarts), and the StatefulSet's claim template, which the API
 // server does not update, is changed by re-creating the StatefulSet keeping its pods
 // (statefulset-recreate.ts, the next stage). Only where the claim's StorageClass allows expansion:
-// otherwise nothing is changed (the claims, and the claim template is kept at its live size) and
-// the platform says so, naming the field and the class. A claim is never made smaller.
-// Pure over the rendered objects and the caches; the patches run through act().
+// otherwise nothing is changed: the claims stay, and the component is rendered with the size its
+// StatefulSet has (so neither the claim template nor what derives from the size, such as Postgres's
+// max_slot_wal_keep_size, changes), and the platform says so, naming the field and the class. A
+// claim is never made smaller. Pure over the rendered objects and the caches; the patches run
+// through act().
 import { Quantity, REASON, componentByName, type OntoPlatform } from "../../api/index.js";
 import type { KubeObject, ObjectRef } from "../../kube/index.js";
 import type { RenderedObject } from "../../render/index.js";
@@ -41,8 +43,8 @@ export interface VolumeGrowth {
   grow: ClaimGrowth[];
   /** Growth the StorageClass does not allow (the spec field, the class, the claims). */
   problems: SpecProblem[];
-  /** `desired`, with the claim templates of refused growth kept at the live StatefulSet's size. */
-  desired: RenderedObject[];
+  /** StatefulSet name -> the storage its live claim template has, for growth that was refused. */
+  kept: Map<string, string>;
 }
 
 export interface VolumeGrowthInput {
@@ -72,12 +74,13 @@ function isClaimOf(claim: string, template: string, workload: string): boolean {
   return claim.startsWith(prefix) && /^\d+$/.test(claim.slice(prefix.length));
 }
 
-/** The claims to grow, the growth refused, and the desired objects with refused growth left out. */
+/** The claims to grow, and the growth refused (with the size to keep rendering). */
 export function planVolumeGrowth(input: VolumeGrowthInput): VolumeGrowth {
   const grow: ClaimGrowth[] = [];
   const problems: SpecProblem[] = [];
-  const desired = input.desired.map((obj) => {
-    if (obj.kind !== "StatefulSet") return obj;
+  const kept = new Map<string, string>();
+  for (const obj of input.desired) {
+    if (obj.kind !== "StatefulSet") continue;
     const workload = obj.metadata.name;
     const refused = new Set<string>();
     for (const template of templatesOf(obj)) {
@@ -119,25 +122,29 @@ export function planVolumeGrowth(input: VolumeGrowthInput): VolumeGrowth {
           }; nothing was changed`,
         });
     }
-    return refused.size === 0 ? obj : keepLiveSizes(obj, input.live(obj), refused);
-  });
-  return { grow, problems, desired };
+    const current = input.live(obj);
+    const size = current ? templatesOf(current).find((t) => refused.has(t.metadata?.name ?? "")) : undefined;
+    if (sizeOf(size) !== undefined) kept.set(workload, sizeOf(size) ?? "");
+  }
+  return { grow, problems, kept };
 }
 
-/** `obj` with the claim templates named in `names` at the size the live StatefulSet has. */
-function keepLiveSizes(
-  obj: RenderedObject,
-  live: KubeObject | undefined,
-  names: ReadonlySet<string>,
-): RenderedObject {
-  if (!live) return obj;
-  const liveSize = new Map(templatesOf(live).map((t) => [t.metadata?.name ?? "", sizeOf(t)]));
-  const copy = structuredClone(obj);
-  for (const template of templatesOf(copy)) {
-    const name = template.metadata?.name ?? "";
-    const size = liveSize.get(name);
-    if (!names.has(name) || size === undefined || !template.spec?.resources?.requests) continue;
-    template.spec.resources.requests.storage = size;
+/**
+ * `spec` (resolved, or as the user wrote it) with the storage of each component in `kept` set to
+ * the kept size: what the component is rendered with while its growth is refused.
+ */
+export function withKeptStorage<T>(spec: T, kept: ReadonlyMap<string, string>): T {
+  if (kept.size === 0) return spec;
+  const copy = structuredClone(spec);
+  for (const [workload, size] of kept) {
+    const info = componentByName(workload);
+    if (!info) continue;
+    let node = copy as Record<string, unknown>;
+    for (const key of info.specPath) {
+      const next = node[key];
+      node = (next !== null && typeof next === "object" ? next : (node[key] = {})) as Record<string, unknown>;
+    }
+    node.storage = size;
   }
   return copy;
 }
