@@ -151,7 +151,7 @@ async function conditionOf(namespace: string, name: string, type: string): Promi
 }
 
 describe("online volume growth", () => {
-  it("grows every stateful component's claims and claim template; no pod restarts; onto diff says so", async () => {
+  it("grows every stateful component's claims and claim template keeping the pods; onto diff says what restarts", async () => {
     const before = await state(grown);
     console.log(`before: claims ${JSON.stringify(before.claims)}; pods ${JSON.stringify(before.pods)}`);
     expect(Object.keys(before.claims).length).toBeGreaterThanOrEqual(STATEFUL.length);

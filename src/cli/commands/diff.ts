@@ -179,7 +179,7 @@ export async function diffPlatform(
     out.changes.push({
       ...change("change", { ...CLAIM_REF, namespace, name: g.claim }),
       fields: [{ path: "spec.resources.requests.storage", from: g.from, to: g.to }],
-      note: `grows online: no pod of StatefulSet/${g.workload} restarts`,
+      note: `grows online, under the running pod of StatefulSet/${g.workload}`,
     });
   for (const p of growth?.problems ?? []) out.notes.push(`${p.field}: ${p.message}`);
   // The restart plan compares each workload as it is with what the API server would store.

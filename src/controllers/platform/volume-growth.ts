@@ -86,9 +86,10 @@ export function planVolumeGrowth(input: VolumeGrowthInput): VolumeGrowth {
     for (const template of templatesOf(obj)) {
       const name = template.metadata?.name ?? "";
       const want = sizeOf(template);
-      const smaller = (input.claims as ClaimView[]).filter(
-        (c) => isClaimOf(c.metadata?.name ?? "", name, workload) && larger(want, sizeOf(c)),
-      );
+      // By name, so the problem's message is the same on every pass (whatever the cache's order).
+      const smaller = (input.claims as ClaimView[])
+        .filter((c) => isClaimOf(c.metadata?.name ?? "", name, workload) && larger(want, sizeOf(c)))
+        .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
       const allowed: ClaimGrowth[] = [];
       const blocked = new Map<string, string[]>();
       for (const claim of smaller) {
