@@ -127,7 +127,9 @@ function recordSummaries(ctx: ActionContext, done: readonly ClusterAction[]): vo
   const runs = new Map<string, ClusterAction[]>();
   for (const action of done) {
     const key = `${action.verb}\0${action.reason}\0${action.summary?.phrase ?? ""}`;
-    runs.set(key, [...(runs.get(key) ?? []), action]);
+    const run = runs.get(key);
+    if (run) run.push(action);
+    else runs.set(key, [action]);
   }
   for (const run of runs.values()) {
     const first = run[0];
