@@ -88,10 +88,15 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   });
 
   let capabilities = await discoverCapabilities(client);
+  // Set below: the poll also asks whether the OntoRelease CRD appeared (releases/late-crd.ts).
+  let releasesRecheck: () => Promise<void> = () => Promise.resolve();
   const timer = setInterval(() => {
     client.discovery.invalidate();
     discoverCapabilities(client).then(
-      (found) => (capabilities = found),
+      (found) => {
+        capabilities = found;
+        return releasesRecheck();
+      },
       (err: unknown) => logger.warn(errorFields(err), "discovery failed; keeping the last answer"),
     );
   }, opts.discoveryIntervalMs ?? 60_000);
@@ -111,7 +116,13 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   const releases = await registerReleases(manager, {
     client,
     logger: logger.child({ controller: "ontorelease" }),
+    platformsChanged: () => {
+      for (const [namespace, controller] of platformControllers)
+        for (const p of manager.informers.informer(sourceFor(PLATFORM_REF, namespace)).store.list())
+          controller.enqueue(`${p.metadata?.namespace ?? ""}/${p.metadata?.name ?? ""}`);
+    },
   });
+  releasesRecheck = () => releases.recheck();
   const upgrades = new UpgradeOrchestrator({
     cache,
     registry: manager.metrics.registry,
