@@ -4,6 +4,10 @@
 // change of an OntoRelease's verdict (Added → Conflict when a rival object names the same version,
 // and back when the rival goes) records an Event on the object, Warning then Normal.
 //
+// Events about a cluster-scoped object must be in `default`. This operator watches one namespace,
+// and the shipped single-namespace RBAC grants Events only in watched namespaces, so the test
+// grants its ServiceAccount Events in `default` (what a cluster-wide install's ClusterRole has).
+//
 // The file deletes the OntoRelease CRD (and with it every OntoRelease object) and installs it
 // again before its tests: cluster files run one at a time, and no autoscaling file uses releases.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,7 +65,10 @@ async function accepted(name: string): Promise<{ status: string; reason: string 
   return r.status?.conditions?.find((c) => c.type === "Accepted");
 }
 
-/** Events about the OntoRelease `name` (cluster-scoped: the recorder writes them to "default"). */
+/**
+ * Events about the OntoRelease `name`: the API server takes Events about a cluster-scoped object
+ * only in `default`.
+ */
 async function eventsOf(name: string): Promise<EventObject[]> {
   const list = await client.list<EventObject>("events.k8s.io/v1", "Event", { namespace: "default" });
   return list.items.filter((e) => e.regarding?.kind === "OntoRelease" && e.regarding.name === name);
@@ -82,12 +89,39 @@ beforeAll(async () => {
   );
   client.discovery.invalidate();
   ns = await createTestNamespace("rel-late");
+  await client.apply(eventsInDefault(), { force: true });
+  await client.apply(eventsInDefaultBinding(), { force: true });
   operator = await startOperator([ns], { discoveryIntervalMs: 1_000 });
 });
+
+const GRANT = () => `onto-late-crd-events-${ns}`.slice(0, 63);
+
+function eventsInDefault(): KubeObject {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: GRANT(), namespace: "default", labels: { "onto.paas/test": "true" } },
+    rules: [{ apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] }],
+  } as KubeObject;
+}
+
+function eventsInDefaultBinding(): KubeObject {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: GRANT(), namespace: "default", labels: { "onto.paas/test": "true" } },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: GRANT() },
+    subjects: [{ kind: "ServiceAccount", name: "onto-operator", namespace: ns }],
+  } as KubeObject;
+}
 
 afterAll(async () => {
   await operator?.stop();
   await deleteReleases(client, [NAME, RIVAL]);
+  for (const kind of ["RoleBinding", "Role"])
+    await client
+      .delete({ apiVersion: "rbac.authorization.k8s.io/v1", kind, namespace: "default", name: GRANT() })
+      .catch(() => undefined);
   // Whatever happened above, the next file finds the CRD installed.
   await installCrd(client);
 });
