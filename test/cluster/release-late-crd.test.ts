@@ -9,7 +9,8 @@
 // grants its ServiceAccount Events in `default` (what a cluster-wide install's ClusterRole has).
 //
 // The file deletes the OntoRelease CRD (and with it every OntoRelease object) and installs it
-// again before its tests: cluster files run one at a time, and no autoscaling file uses releases.
+// again before its tests, so it is a `cluster-alone` file (vitest.config.ts): nothing else runs
+// on the cluster meanwhile.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
 import type { RunningOperator } from "../../src/controllers/operator.js";
