@@ -14,9 +14,14 @@ import { defineConfig } from "vitest/config";
 
 /**
  * Cluster files that must have the cluster to themselves: they restart the API server or compact
- * etcd (every other client sees errors), or measure leader failover, which other load would skew.
+ * etcd (every other client sees errors), measure leader failover, which other load would skew, or
+ * delete the OntoRelease CRD (and with it the releases the real-node suite runs on).
  */
-const CLUSTER_ALONE = ["test/cluster/runtime-informer.test.ts", "test/cluster/chaos-short.test.ts"];
+const CLUSTER_ALONE = [
+  "test/cluster/runtime-informer.test.ts",
+  "test/cluster/chaos-short.test.ts",
+  "test/cluster/release-late-crd.test.ts",
+];
 
 /** A project of files on the shared test cluster's KWOK nodes, one file at a time. */
 function onTheCluster(name: string, include: string[], exclude: string[] = []) {

@@ -1,33 +1,37 @@
-// Start-up time of the `onto` commands a user runs most (help, validate, render): each is
-// started `runs` times as its own process and the median and fastest wall times are printed.
-// With dist/ built (`npm run build`), bin/onto.js runs the compiled CLI, as an installed package
-// does; without it, the TypeScript source through tsx. Pass another checkout's root to compare.
-// Run: npx tsx bench/cli-start.ts [checkout] [runs]
+// Start-up time of the `onto` commands a user runs most (help, validate, render): each is started
+// `runs` times as its own process; prints the median and p90 of the wall time (start to exit) and
+// which entry point bin/onto.js ran. With a fresh build in dist/ (`npm run build`) that is the
+// compiled CLI, as an installed package runs it; without one, the TypeScript source through tsx.
+// Pass another checkout's root to compare, and a sample (the production one by default).
+// Run: npx tsx bench/cli-start.ts [checkout] [runs] [sample]
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { percentile } from "./lib/stats.js";
 
 const root = resolve(process.argv[2] ?? ".");
 const runs = Number(process.argv[3] ?? 10);
-const sample = resolve("samples/minimal.yaml");
+const sample = resolve(process.argv[4] ?? "samples/production.yaml");
 const commands: [string, string[]][] = [
   ["onto --help", ["--help"]],
   ["onto validate", ["validate", "-f", sample]],
   ["onto render", ["render", "-f", sample]],
 ];
-const mode = existsSync(join(root, "dist", "cli", "main.js")) ? "compiled (dist/)" : "source (tsx)";
-console.log(`checkout ${root}, ${mode}, ${runs} runs each`);
+const entries = new Set<string>();
+console.log(`checkout ${root}, ${runs} runs each, sample ${sample}`);
 for (const [label, args] of commands) {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    const run = spawnSync(process.execPath, [join(root, "bin", "onto.js"), ...args], { encoding: "utf8" });
+    const run = spawnSync(process.execPath, [join(root, "bin", "onto.js"), ...args], {
+      encoding: "utf8",
+      maxBuffer: 1 << 24,
+      env: { ...process.env, ONTO_DEBUG_ENTRY: "1" },
+    });
     times.push(performance.now() - started);
     if (run.status !== 0) throw new Error(`${label} exited ${run.status}: ${run.stderr}`);
+    entries.add(run.stderr.split("\n")[0] ?? "");
   }
-  times.sort((a, b) => a - b);
-  const median = times[Math.floor(times.length / 2)] ?? 0;
-  console.log(
-    `${label.padEnd(14)} median ${median.toFixed(0).padStart(5)} ms  fastest ${(times[0] ?? 0).toFixed(0).padStart(5)} ms`,
-  );
+  const ms = (p: number): string => percentile(times, p).toFixed(0).padStart(5);
+  console.log(`${label.padEnd(14)} median ${ms(50)} ms  p90 ${ms(90)} ms`);
 }
+for (const entry of entries) console.log(entry);

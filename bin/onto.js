@@ -1,16 +1,19 @@
 #!/usr/bin/env node
-// Entry point for `onto` and `kubectl onto`: runs the compiled CLI when it exists
-// (an installed package), otherwise the TypeScript source through tsx (a checkout).
-import { existsSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
+// Entry point for `onto` and `kubectl onto`: the compiled CLI when dist/ is built and fresh (an
+// installed package, the image, a checkout after `npm run build`), otherwise the TypeScript
+// source through tsx (a checkout being edited). bin/entry.js says how it decides; set
+// ONTO_DEBUG_ENTRY=1 to print which one runs and why.
+import { env, stderr } from "node:process";
 import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { chooseEntry } from "./entry.js";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const compiled = join(root, "dist", "cli", "main.js");
-if (existsSync(compiled)) {
-  await import(pathToFileURL(compiled).href);
-} else {
+const entry = chooseEntry(join(dirname(fileURLToPath(import.meta.url)), ".."));
+if (env.ONTO_DEBUG_ENTRY) {
+  stderr.write(`onto: running ${entry.path}${entry.reason ? ` (${entry.reason})` : ""}\n`);
+}
+if (!entry.compiled) {
   const { register } = await import("tsx/esm/api");
   register();
-  await import(pathToFileURL(join(root, "src", "cli", "main.ts")).href);
 }
+await import(pathToFileURL(entry.path).href);

@@ -1,6 +1,8 @@
-// Validation of a YAML stream of OntoPlatform documents, as `kubectl apply` would send them in
-// order: a document naming the same platform as an earlier one is an update of it, so the
-// transition rules (oldSelf) are checked between the two. A `kind: List` (or any *List with
+// Validation of a YAML stream of OntoPlatform and OntoRelease documents, as `kubectl apply` would
+// send them in order: each document is checked against its kind's schema (a document of any other
+// kind is checked as an OntoPlatform, so `kind` is reported); a document naming the same platform
+// as an earlier one is an update of it, so the transition rules (oldSelf) are checked between the
+// two. A `kind: List` (or any *List with
 // items) stands for its items, and YAML merge keys (`<<: *base`) are honoured, as kubectl does.
 //
 // The input is a user's file, so every cost is bounded (INPUT_LIMITS): the caller refuses a file
@@ -9,7 +11,8 @@
 // reports duplicates instead; aliases, documents and nesting depth are capped.
 import { isAlias, isMap, isScalar, isSeq, parseAllDocuments } from "yaml";
 import type { Document } from "yaml";
-import { validateOntoPlatform } from "./validate.js";
+import { RELEASE_KIND } from "./constants.js";
+import { validateOntoPlatform, validateOntoRelease } from "./validate.js";
 import type { ValidationIssue } from "./validate.js";
 
 /** Bounds on what `onto validate`, `render` and `diff` read. */
@@ -30,8 +33,13 @@ export const INPUT_LIMITS = {
 export interface DocumentReport {
   /** 0-based position among the reports (a List's items count one each). */
   index: number;
-  /** namespace/name, or name, or `#index` when the document has none. */
+  /**
+   * namespace/name (or name) of a platform, OntoRelease/name of a release, or `#index` when the
+   * document has none.
+   */
   name: string;
+  /** What the document was checked as: an OntoRelease, or an OntoPlatform (every other kind). */
+  kind: "OntoPlatform" | "OntoRelease";
   /** The parsed document (undefined when YAML parsing failed). */
   object: unknown;
   /** The earlier document this one updates, if any. */
@@ -43,7 +51,13 @@ export function validateYamlStream(text: string): DocumentReport[] {
   const reports: DocumentReport[] = [];
   const seen = new Map<string, number>();
   const refuse = (name: string, message: string): void => {
-    reports.push({ index: reports.length, name, object: undefined, issues: [{ path: "", message }] });
+    reports.push({
+      index: reports.length,
+      name,
+      kind: "OntoPlatform",
+      object: undefined,
+      issues: [{ path: "", message }],
+    });
   };
   let index = 0;
   for (const doc of parseAllDocuments(text, { merge: true, uniqueKeys: false })) {
@@ -75,16 +89,19 @@ export function validateYamlStream(text: string): DocumentReport[] {
         refuse(position, `more than ${INPUT_LIMITS.maxDocuments} documents in one file`);
         return reports;
       }
-      const key = identity(object);
+      const release = kindOf(object) === RELEASE_KIND;
+      const key = identity(object, release);
       const previous = key === undefined ? undefined : seen.get(key);
       const old = previous === undefined ? undefined : reports.find((r) => r.index === previous)?.object;
       const reportIndex = reports.length;
       reports.push({
         index: reportIndex,
         name: key ?? position,
+        kind: release ? "OntoRelease" : "OntoPlatform",
         object,
         ...(previous === undefined ? {} : { updates: previous }),
-        issues: validateOntoPlatform(object, old),
+        // An OntoRelease has no transition rules: a repeated one is checked on its own.
+        issues: release ? validateOntoRelease(object) : validateOntoPlatform(object, old),
       });
       if (key !== undefined) seen.set(key, reportIndex);
     }
@@ -135,9 +152,15 @@ function structureProblem(doc: Document.Parsed): string | undefined {
   return undefined;
 }
 
-function identity(object: unknown): string | undefined {
+function kindOf(object: unknown): unknown {
+  return typeof object === "object" && object !== null ? (object as { kind?: unknown }).kind : undefined;
+}
+
+/** How a report names its document; a release (cluster-scoped) as OntoRelease/name. */
+function identity(object: unknown, release: boolean): string | undefined {
   if (typeof object !== "object" || object === null) return undefined;
   const metadata = (object as { metadata?: { name?: unknown; namespace?: unknown } }).metadata;
   if (typeof metadata?.name !== "string") return undefined;
+  if (release) return `${RELEASE_KIND}/${metadata.name}`;
   return typeof metadata.namespace === "string" ? `${metadata.namespace}/${metadata.name}` : metadata.name;
 }

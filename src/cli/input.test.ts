@@ -75,7 +75,7 @@ describe("input bounds", () => {
     const path = file("empty.yaml", "");
     const validate = onto("validate", "-f", path);
     expect(validate.status).toBe(1);
-    expect(validate.out).toContain(`invalid ${path}: no OntoPlatform document found`);
+    expect(validate.out).toContain(`invalid ${path}: no OntoPlatform or OntoRelease document found`);
     const render = onto("render", "-f", path);
     expect(render.status).toBe(1);
     expect(render.out).toContain("no OntoPlatform document found");

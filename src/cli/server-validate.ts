@@ -1,7 +1,7 @@
 // `onto validate --server`: asks the API server whether it would accept a document, by a
 // server-side dry run (create, or update when the platform already exists, so transition rules
 // apply). Loaded only for --server, so offline validation never loads the API client.
-import { API_VERSION, PLURAL, type ValidationIssue } from "../api/index.js";
+import { API_VERSION, PLURAL, RELEASE_KIND, RELEASE_PLURAL, type ValidationIssue } from "../api/index.js";
 import { KubeApiError, KubeClient, NotFoundError, loadKubeConfig } from "../kube/index.js";
 
 export function serverClient(kubeconfig: string | undefined, context: string | undefined): KubeClient {
@@ -21,13 +21,18 @@ export async function serverValidate(
   if (typeof object !== "object" || object === null)
     return [{ path: "", message: "must be a YAML/JSON object" }];
   const doc = structuredClone(object) as {
+    kind?: unknown;
     metadata?: { name?: unknown; namespace?: unknown; resourceVersion?: string };
   };
   const namespace =
     typeof doc.metadata?.namespace === "string"
       ? doc.metadata.namespace
       : (defaultNamespace ?? currentNamespace(client));
-  const collection = `/apis/${API_VERSION}/namespaces/${namespace}/${PLURAL}`;
+  // An OntoRelease is cluster-scoped; every other document is sent as an OntoPlatform.
+  const collection =
+    doc.kind === RELEASE_KIND
+      ? `/apis/${API_VERSION}/${RELEASE_PLURAL}`
+      : `/apis/${API_VERSION}/namespaces/${namespace}/${PLURAL}`;
   const query = { dryRun: "All", fieldValidation: "Strict" };
   try {
     const name = typeof doc.metadata?.name === "string" ? doc.metadata.name : undefined;

@@ -41,6 +41,8 @@ export class CapabilityPoll {
       intervalMs?: number | undefined;
       /** A look-up failed: the last answer is kept. */
       onError: (err: unknown) => void;
+      /** Runs after each look that answered (its failure goes to onError too). */
+      afterLook?: () => Promise<void>;
     },
   ) {
     this.found = initial;
@@ -62,7 +64,11 @@ export class CapabilityPoll {
     this.timer = setTimeout(() => {
       this.client.discovery.invalidate();
       discoverCapabilities(this.client)
-        .then((found) => (this.found = found), this.opts.onError)
+        .then((found) => {
+          this.found = found;
+          return this.opts.afterLook?.();
+        })
+        .catch(this.opts.onError)
         .finally(() => this.schedule());
     }, this.opts.intervalMs ?? DISCOVERY_INTERVAL_MS);
     // The poll alone does not keep the process alive.

@@ -67,9 +67,12 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     eventsController: "onto.paas/onto-operator",
   });
 
+  // Set below: each look also asks whether the OntoRelease CRD appeared (releases/late-crd.ts).
+  let releasesRecheck: () => Promise<void> = () => Promise.resolve();
   const capabilities = new CapabilityPoll(client, await discoverCapabilities(client), {
     intervalMs: opts.discoveryIntervalMs,
     onError: (err: unknown) => logger.warn(errorFields(err), "discovery failed; keeping the last answer"),
+    afterLook: () => releasesRecheck(),
   });
 
   const scoped = (opts.namespaces ?? []).filter(Boolean);
@@ -86,7 +89,13 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   const releases = await registerReleases(manager, {
     client,
     logger: logger.child({ controller: "ontorelease" }),
+    platformsChanged: () => {
+      for (const [namespace, controller] of platformControllers)
+        for (const p of manager.informers.informer(sourceFor(PLATFORM_REF, namespace)).store.list())
+          controller.enqueue(`${p.metadata?.namespace ?? ""}/${p.metadata?.name ?? ""}`);
+    },
   });
+  releasesRecheck = () => releases.recheck();
   const upgrades = new UpgradeOrchestrator({
     cache,
     registry: manager.metrics.registry,

@@ -118,11 +118,25 @@ export const CATALOG_COMPONENTS: readonly string[] = IMAGE_ROLES.filter((r) => r
 
 // ------------------------------------------------------------------ releases from the cluster
 
+/**
+ * Why an OntoRelease object is used (Added, MatchesBuiltIn, OverridesBuiltIn) or not
+ * (ShadowsBuiltIn, Conflict, Invalid): its Accepted condition's reason, and the reason of the
+ * Event recorded on the object when its verdict changes.
+ */
+export const RELEASE_VERDICT_REASONS = [
+  "Added",
+  "MatchesBuiltIn",
+  "OverridesBuiltIn",
+  "ShadowsBuiltIn",
+  "Conflict",
+  "Invalid",
+] as const;
+export type ReleaseVerdictReason = (typeof RELEASE_VERDICT_REASONS)[number];
+
 /** What the operator made of one OntoRelease object (its Accepted condition). */
 export interface ReleaseVerdict {
   accepted: boolean;
-  /** Added, MatchesBuiltIn, OverridesBuiltIn; ShadowsBuiltIn, Conflict, Invalid (not used). */
-  reason: "Added" | "MatchesBuiltIn" | "OverridesBuiltIn" | "ShadowsBuiltIn" | "Conflict" | "Invalid";
+  reason: ReleaseVerdictReason;
   message: string;
 }
 

@@ -80,6 +80,8 @@ export class Manager {
   private running: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private leadersWork = 0;
+  /** The current leader's run: what a controller added while running joins. */
+  private leading: { signal: AbortSignal; cancel: AbortSignal; work: Promise<void>[] } | undefined;
   /** Bound addresses ("host:port") of the metrics and health servers once started. */
   readonly addresses: { metrics?: string; health?: string } = {};
 
@@ -129,9 +131,14 @@ export class Manager {
     }
   }
 
-  /** Registers a controller; its informers are created now (and shared), it runs once started and leading. */
+  /**
+   * Registers a controller; its informers are created now (and shared), it runs once started and
+   * leading. Added to a running manager (for an API that appeared after start, such as a CRD
+   * installed later), it starts at once when this replica leads, else with the next leadership.
+   */
   addController(opts: ControllerOptions): Controller {
-    if (this.state !== "new") throw new Error(`manager: add controller ${opts.name} before start()`);
+    if (this.state !== "new" && this.state !== "running")
+      throw new Error(`manager: add controller ${opts.name} while ${this.state}`);
     if (this.controllers.some((c) => c.name === opts.name))
       throw new Error(`manager: controller ${opts.name} registered twice`);
     const controller = new Controller(opts, {
@@ -141,6 +148,11 @@ export class Manager {
       clock: this.clock,
     });
     this.controllers.push(controller);
+    const leading = this.leading;
+    if (leading && !leading.signal.aborted) {
+      leading.work.push(controller.run(leading.signal, leading.cancel));
+      this.logger.info({ controller: opts.name }, "controller added to the running manager");
+    }
     return controller;
   }
 
@@ -262,11 +274,19 @@ export class Manager {
     this.logger.info({ run }, "starting controllers");
     // Reconciles in flight get the shutdown bound to finish; then their requests are aborted.
     const cancel = new AbortController();
-    const all = Promise.all(this.controllers.map((c) => c.run(signal, cancel.signal)));
+    const leading = {
+      signal,
+      cancel: cancel.signal,
+      work: this.controllers.map((c) => c.run(signal, cancel.signal)),
+    };
+    this.leading = leading;
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener("abort", () => resolve(), { once: true });
     });
+    // No controller joins after the abort, so this includes every one added while leading.
+    const all = Promise.all(leading.work);
+    if (this.leading === leading) this.leading = undefined;
     const bound = this.opts.shutdownTimeoutMs ?? 20_000;
     let finished = false;
     const cancelWait = new AbortController();

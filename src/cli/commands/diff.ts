@@ -382,10 +382,14 @@ export function diffCommand(): Command {
     } catch (err) {
       throw new EnvironmentError(err instanceof Error ? err.message : String(err));
     }
-    const reports = validateYamlStream(text);
-    const problems = reports.flatMap((r) =>
+    const documents = validateYamlStream(text);
+    const problems = documents.flatMap((r) =>
       r.issues.map((i) => `${r.name}: ${i.path ? `${i.path}: ` : ""}${i.message}`),
     );
+    // The diff is of platforms against the cluster; OntoRelease documents are applied as they are.
+    const reports = documents.filter((r) => r.kind === "OntoPlatform");
+    for (const r of documents.filter((d) => d.kind === "OntoRelease"))
+      process.stderr.write(`${r.name}: not compared (onto diff compares OntoPlatform documents)\n`);
     if (reports.length === 0) problems.push(`${flags.filename}: no OntoPlatform document found`);
     if (problems.length > 0) throw new EnvironmentError(problems.join("\n"));
 

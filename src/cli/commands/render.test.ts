@@ -88,6 +88,39 @@ describe("renderFile and formatObjects", () => {
     expect(problems).toMatch(/minio/);
   });
 
+  it("renders a platform with an OntoRelease of the same file, as onto images -f takes it", () => {
+    const releases = readFileSync(new URL("../../../samples/releases/local.yaml", import.meta.url), "utf8");
+    const platform = production.replace('version: "1.5.0"', 'version: "1.5.0-local.1"');
+    const images = renderFile(`${releases}\n---\n${platform}`, { apiVersions: [] })
+      .flatMap((o) => JSON.stringify(o).match(/"image":"[^"]+"/g) ?? [])
+      .map((m) => m.slice(9, -1));
+    expect(images).toContain("onto.local/postgres:15-debian12");
+    expect(images).toContain("registry.example.com/coomia-dip/auth-service:1.5.0-local.1");
+  });
+
+  it("says which OntoRelease of the file is not used, and refuses the version it would define", () => {
+    const releases = readFileSync(new URL("../../../samples/releases/local.yaml", import.meta.url), "utf8");
+    const first = releases.split("\n---\n")[0] ?? "";
+    const rival = first.replace("name: 1.5.0-local.1", "name: rival");
+    const platform = production.replace('version: "1.5.0"', 'version: "1.5.0-local.1"');
+    const warnings: string[] = [];
+    expect(() =>
+      renderFile(`${first}\n---\n${rival}\n---\n${platform}`, {
+        apiVersions: [],
+        warn: (line) => warnings.push(line),
+      }),
+    ).toThrow(/1\.5\.0-local\.1.*rival all name version 1\.5\.0-local\.1/);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^OntoRelease 1\.5\.0-local\.1 not used: /),
+      expect.stringMatching(/^OntoRelease rival not used: /),
+    ]);
+  });
+
+  it("refuses a file with releases and no platform", () => {
+    const releases = readFileSync(new URL("../../../samples/releases/local.yaml", import.meta.url), "utf8");
+    expect(() => renderFile(releases, { apiVersions: [] })).toThrow(/no OntoPlatform document found/);
+  });
+
   it("reports a version the catalog does not know", () => {
     expect(() =>
       renderFile(production.replace('version: "1.5.0"', 'version: "9.9.9"'), { apiVersions: [] }),

@@ -1,13 +1,16 @@
 // `onto render -f FILE [-o yaml|json]`: prints the objects the operator would apply for each
 // OntoPlatform in FILE, from the same render code, with no cluster (like `helm template`).
+// OntoRelease documents in FILE add versions to the built-in releases by the operator's own rule
+// (catalogFrom), as `onto images -f` does: a platform of a version only a release there defines
+// renders with that release's images.
 // Generated credentials are never printed: their values are a placeholder, and cluster-only
 // facts are stand-ins (the owner's uid) or flags (--api-versions for the optional APIs).
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
 import { Document, stringify } from "yaml";
 import { resolveSpec, validateYamlStream } from "../../api/index.js";
-import type { OntoPlatformSpec } from "../../api/index.js";
-import { releaseFor } from "../../release/index.js";
+import type { OntoPlatformSpec, OntoRelease } from "../../api/index.js";
+import { BUILT_IN_RELEASES, catalogFrom } from "../../release/index.js";
 import { OPTIONAL_APIS, capabilitiesFrom, optionalApi, renderPlatform } from "../../render/index.js";
 import type { Capabilities, RenderedObject } from "../../render/index.js";
 import { InputTooLargeError, readManifest } from "../input.js";
@@ -35,24 +38,37 @@ interface PlatformDocument {
   spec: OntoPlatformSpec;
 }
 
-/** Renders every OntoPlatform document of a YAML stream; throws with every problem found. */
+/**
+ * Renders every OntoPlatform document of a YAML stream, with the releases its OntoRelease
+ * documents add; throws with every problem found. `warn` hears of each release document the
+ * catalog does not use (a conflict, a shadowed built-in) for a version a platform asks for.
+ */
 export function renderFile(
   text: string,
-  options: { namespace?: string; apiVersions: string[] },
+  options: { namespace?: string; apiVersions: string[]; warn?: (line: string) => void },
 ): RenderedObject[] {
   const reports = validateYamlStream(text);
   const problems = reports.flatMap((r) =>
     r.issues.map((i) => `${r.name}: ${i.path ? `${i.path}: ` : ""}${i.message}`),
   );
   if (problems.length > 0) throw new RenderInputError(problems);
-  if (reports.length === 0) throw new RenderInputError(["no OntoPlatform document found"]);
+  const platforms = reports.filter((r) => r.kind === "OntoPlatform");
+  if (platforms.length === 0) throw new RenderInputError(["no OntoPlatform document found"]);
+  const objects = reports.filter((r) => r.kind === "OntoRelease").map((r) => r.object as OntoRelease);
+  const { catalog, verdicts } = catalogFrom(BUILT_IN_RELEASES, objects);
   const capabilities: Capabilities = capabilitiesFrom((api) => options.apiVersions.includes(api.apiVersion));
-  return reports.flatMap((report) => {
+  const wanted = new Set(platforms.map((r) => (r.object as PlatformDocument).spec?.version));
+  for (const o of objects) {
+    const verdict = verdicts.get(o.metadata.name);
+    if (verdict && !verdict.accepted && wanted.has(o.spec.version))
+      options.warn?.(`OntoRelease ${o.metadata.name} not used: ${verdict.message}`);
+  }
+  return platforms.flatMap((report) => {
     const doc = report.object as PlatformDocument;
     const spec = resolveSpec(doc.spec);
     let release;
     try {
-      release = releaseFor(spec.version);
+      release = catalog.releaseFor(spec.version);
     } catch (err) {
       throw new RenderInputError([`${report.name}: ${err instanceof Error ? err.message : String(err)}`]);
     }
@@ -96,7 +112,10 @@ export function formatObjects(objects: RenderedObject[], output: "yaml" | "json"
 export function renderCommand(): Command {
   return new Command("render")
     .description(summaryOf("render"))
-    .requiredOption("-f, --filename <file>", "YAML file of OntoPlatform documents ('-' reads stdin)")
+    .requiredOption(
+      "-f, --filename <file>",
+      "YAML file of OntoPlatform documents, and OntoRelease documents for versions not built in ('-' reads stdin)",
+    )
     .addOption(new Option("-o, --output <format>", "output format").choices(["yaml", "json"]).default("yaml"))
     .option("-n, --namespace <ns>", "namespace for documents without one", undefined)
     .option(
@@ -109,6 +128,7 @@ export function renderCommand(): Command {
         const text = readManifest(opts.filename);
         const options = {
           apiVersions: opts.apiVersions,
+          warn: (line: string) => console.error(line),
           ...(opts.namespace ? { namespace: opts.namespace } : {}),
         };
         process.stdout.write(formatObjects(renderFile(text, options), opts.output));

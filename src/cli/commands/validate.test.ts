@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { validateCommand } from "./validate.js";
@@ -24,6 +27,27 @@ describe("onto validate (offline)", () => {
     expect(exitCode).toBeUndefined();
     expect(output).toContain("onto-system/onto-production");
     expect(output).toContain("tenant-alpha/tenant-alpha");
+  });
+
+  it("checks OntoRelease documents against the OntoRelease schema", async () => {
+    const { output, exitCode } = await run("samples/releases/local.yaml");
+    expect(exitCode).toBeUndefined();
+    expect(output).toContain("valid   samples/releases/local.yaml: OntoRelease/1.5.0-local.1");
+    expect(output).toContain("OntoRelease/1.5.0-local.2");
+  });
+
+  it("names the field of an invalid OntoRelease and exits 1", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "onto-validate-")), "release.yaml");
+    writeFileSync(
+      file,
+      "apiVersion: onto.paas/v1alpha1\nkind: OntoRelease\nmetadata: { name: r1 }\n" +
+        "spec: { version: 2.0.0, upgradeFrom: [], images: { postgres: { tag: 16 } } }\n",
+    );
+    const { output, exitCode } = await run(file);
+    expect(exitCode).toBe(1);
+    expect(output).toContain("OntoRelease/r1:");
+    expect(output).toContain("spec.images.postgres.tag: Expected string");
+    expect(output).toContain("spec.images.redis: Required value");
   });
 
   it("prints each error with its field path and exits 1", async () => {

@@ -1,6 +1,6 @@
-// `onto validate -f FILE`: checks OntoPlatform documents offline with the schema and the CRD's
-// own CEL rules (src/api/validate.ts), or with --server asks the API server for a server-side
-// dry run (../server-validate.ts).
+// `onto validate -f FILE`: checks OntoPlatform and OntoRelease documents offline with their
+// schemas and the CRDs' own CEL rules (src/api/validate.ts), or with --server asks the API server
+// for a server-side dry run (../server-validate.ts).
 // Prints every problem with its field path; exit 1 when there is one.
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
@@ -20,7 +20,10 @@ interface ValidateOptions {
 export function validateCommand(): Command {
   return new Command("validate")
     .description(summaryOf("validate"))
-    .requiredOption("-f, --filename <file...>", "YAML files of OntoPlatform documents ('-' reads stdin)")
+    .requiredOption(
+      "-f, --filename <file...>",
+      "YAML files of OntoPlatform and OntoRelease documents ('-' reads stdin)",
+    )
     .option("--server", "ask the API server (server-side dry run) instead of checking offline")
     .addOption(new Option("--kubeconfig <path>", "kubeconfig for --server"))
     .addOption(new Option("--context <name>", "kubeconfig context for --server"))
@@ -37,7 +40,9 @@ export function validateCommand(): Command {
           if (reports.length === 0) {
             // An empty file validates nothing: say so rather than pass it.
             problems++;
-            console.log(`${pc.red("invalid")} ${refusal ?? `${file}: no OntoPlatform document found`}`);
+            console.log(
+              `${pc.red("invalid")} ${refusal ?? `${file}: no OntoPlatform or OntoRelease document found`}`,
+            );
           }
           for (const report of reports) {
             const issues =

@@ -18,9 +18,15 @@ export class LiveReleaseCatalog implements ReleaseCatalog {
 
   /** `store`: the OntoRelease cache; absent (the CRD is not served): the built-in releases only. */
   constructor(
-    private readonly store?: Store<KubeObject>,
+    private store?: Store<KubeObject>,
     private readonly builtIn: readonly Release[] = BUILT_IN_RELEASES,
   ) {}
+
+  /** The OntoRelease CRD appeared after start: from now on the catalog reads its cache. */
+  attach(store: Store<KubeObject>): void {
+    this.store = store;
+    this.built = undefined;
+  }
 
   /** The cache changed: the next lookup rebuilds. Called from the informer's event handler. */
   invalidate(): void {
