@@ -89,7 +89,7 @@ describe("operator RBAC rules", () => {
     // Volumes are the StatefulSet controller's (persistentVolumeClaimRetentionPolicy), and the
     // healer never reads logs (they can carry credentials).
     expect(granted("", "persistentvolumeclaims")).toEqual([]);
-    expect(granted("", "pods")).toEqual(["get", "list", "watch", "delete"]);
+    expect(granted("", "pods")).toEqual(["get", "list", "watch", "patch", "delete"]);
     expect(granted("", "pods/log")).toEqual([]);
     expect(granted("", "nodes")).toEqual(["get", "list", "watch"]);
     expect(granted("", "namespaces")).toEqual(["get", "list", "watch", "patch"]);

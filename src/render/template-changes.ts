@@ -53,6 +53,20 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "none",
     why: "setup Job names hash their pod spec with sorted keys, so building the same spec in another key order no longer runs a Job again",
   },
+  {
+    revision: 5,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet", "Service"],
+    restart: "config",
+    why: "Postgres members decide their role from what their peers answer (a former primary rejoins by pg_rewind) and the Services select by the role label the operator keeps",
+  },
+  {
+    revision: 6,
+    components: ["postgres"],
+    kinds: ["StatefulSet"],
+    restart: "template",
+    why: "the Postgres pod template carries the new script's checksum (the same roll as r5)",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -39,7 +39,13 @@ function member(ordinal: number): PodProcess {
     user: systemUser("postgres"),
     binPath: BIN,
     translations: [
-      [`postgres-0.postgres-headless.${NS}.svc`, ip(0)],
+      // The harness has no cluster DNS: the headless Service's answer is the members' addresses,
+      // and the read-write Service is the first member (these tests never fail over).
+      [
+        `getent ahostsv4 postgres-headless.${NS}.svc | awk '{print $1}' | sort -u`,
+        `printf '%s\\n' ${[0, 1, 2].map(ip).join(" ")}`,
+      ],
+      [`host=postgres.${NS}.svc`, `host=${ip(0)}`],
       ["listen_addresses=*", `listen_addresses=${ip(ordinal)}`],
       ["127.0.0.1", ip(ordinal)],
       // The harness cannot write a gigabyte of WAL quickly: with no WAL kept for standbys beyond
