@@ -67,6 +67,20 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "template",
     why: "the Postgres pod template carries the new script's checksum (the same roll as r5)",
   },
+  {
+    revision: 7,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a former primary checkpoints the new primary before pg_rewind, so a promotion moments old is rewound onto instead of followed forever",
+  },
+  {
+    revision: 8,
+    components: ["postgres"],
+    kinds: ["StatefulSet"],
+    restart: "template",
+    why: "the Postgres pod template carries r7's script checksum",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -100,6 +100,9 @@ export class PgMemberSql implements MemberSql {
         const done = (await c.query(`SELECT pg_promote(true, ${PROMOTE_WAIT_SECONDS}) AS done`)).rows[0] as
           { done: boolean } | undefined;
         if (!done?.done) throw new Error(`pg_promote did not finish within ${PROMOTE_WAIT_SECONDS}s`);
+        // The new timeline reaches the control file at the next checkpoint; until then a former
+        // primary's pg_rewind sees one timeline and rewinds nothing (it then never streams).
+        await c.query("CHECKPOINT");
         // A member fenced for a switchover earlier still has writes off in its own settings.
         await c.query("ALTER SYSTEM RESET default_transaction_read_only");
         await c.query("SELECT pg_reload_conf()");

@@ -209,6 +209,11 @@ fi
 # point); when rewinding fails, cloning again (the old data is kept in pgdata.diverged).
 rewind_onto() {
   local mine theirs
+  # A standby promoted moments ago records its new timeline in its control file only at the
+  # checkpoint that follows; before it, pg_rewind compares timeline 1 with timeline 1, says "no
+  # rewind required", and this member then loops on "new timeline forked off … before current
+  # recovery point" forever. A checkpoint on the primary first makes the timelines comparable.
+  PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'CHECKPOINT' >/dev/null 2>&1 || true
   mine="$(pg_controldata -D "$PGDATA" | awk -F: '/TimeLineID/ && /Latest checkpoint/ {gsub(/ /, "", $2); print $2}')"
   theirs="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT timeline_id FROM pg_control_checkpoint()' || true)"
   if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then return 0; fi
