@@ -81,6 +81,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "template",
     why: "the Postgres pod template carries r7's script checksum",
   },
+  {
+    revision: 9,
+    components: ["postgres"],
+    kinds: ["StatefulSet"],
+    restart: "none",
+    why: "Postgres members start all at once (podManagementPolicy Parallel), so a platform re-created on retained volumes whose last primary was not ordinal 0 starts; a live StatefulSet keeps its policy (fixed at creation)",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

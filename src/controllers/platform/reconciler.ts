@@ -26,6 +26,7 @@ import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
+import { keepCreationOnlyFields } from "./immutable.js";
 import { CertificateMetrics } from "./certificate-metrics.js";
 import { planCertificates, withPlatformCertificate } from "./certificates.js";
 import { decideDisruption, type Disruption } from "./disruption.js";
@@ -140,7 +141,10 @@ export class PlatformReconciler {
       secrets,
       now: this.now(),
     });
-    const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
+    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
+    const desired = withPlatformCertificate(rendered, spec, certificates)
+      .map((obj) => keepCreationOnlyFields(obj, live(obj)))
+      .map(withAppliedHash);
     outcome.certificates = certificates.states;
     this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;
@@ -150,7 +154,6 @@ export class PlatformReconciler {
       ...quotaProblems(desired, quota),
       ...placementProblems(spec, desired, store({ apiVersion: "v1", kind: "Node" }, "").list()),
     ];
-    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
     // Pod restarts that must wait (an operator-side change, outside every maintenance window).
     const hold = decideDisruption({
       platform,

@@ -151,6 +151,21 @@ describe("Postgres HA decisions (properties)", () => {
       { numRuns: 2000 },
     );
   });
+
+  it("with no primary recorded (a new or re-created platform), never fail over, and name only a member answering as the primary", () => {
+    fc.assert(
+      fc.property(inputArb, (input) => {
+        const d = decide({ ...input, state: undefined });
+        // A switchover someone asked for still goes ahead when a primary answers.
+        if (d.promote) expect(d.promote.planned).toBe(true);
+        const named = input.members.find((m) => m.name === d.state.currentPrimary);
+        if (d.state.currentPrimary !== undefined) expect(named?.sql?.inRecovery).toBe(false);
+        else
+          expect(input.members.some((m) => m.pod === "present" && m.sql?.inRecovery === false)).toBe(false);
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
 
 const member = (
@@ -270,5 +285,64 @@ describe("Postgres HA decisions (cases)", () => {
     );
     expect(d.promote).toBeUndefined();
     expect(d.withheld).toBe("2 of 3 nodes are NotReady: no failover while most nodes are down");
+  });
+
+  it("on retained volumes with an empty status, wait for the former primary instead of promoting a standby", () => {
+    // postgres-1 was the primary; the standbys start first and answer; it has not started yet.
+    const waiting = [
+      member(0, { receivedLsn: 900n, streaming: false }),
+      member(1, undefined),
+      member(2, { receivedLsn: 900n, streaming: false }),
+    ];
+    const first = decide(base(waiting, { state: undefined }));
+    expect(first.promote).toBeUndefined();
+    expect(first.demote).toEqual([]);
+    expect(first.state.currentPrimary).toBeUndefined();
+    expect(first.labels).toEqual({
+      "postgres-0": "lagging",
+      "postgres-1": "unknown",
+      "postgres-2": "lagging",
+    });
+    const much = decide(base(waiting, { state: first.state, now: new Date(NOW.getTime() + 600_000) }));
+    expect(much.promote).toBeUndefined();
+    const refused = decide(
+      base(waiting, {
+        state: first.state,
+        switchover: { requestedAt: "2026-12-01T11:59:00Z", to: "postgres-0" },
+      }),
+    );
+    expect(refused.refused).toBe(
+      "no member answers as the primary yet: a switchover needs a running primary",
+    );
+    const started = decide(
+      base(
+        [
+          waiting[0] as MemberView,
+          member(1, { inRecovery: false, receivedLsn: 1000n }),
+          waiting[2] as MemberView,
+        ],
+        {
+          state: first.state,
+        },
+      ),
+    );
+    expect(started.state.currentPrimary).toBe("postgres-1");
+    expect(started.labels["postgres-1"]).toBe("primary");
+  });
+
+  it("with two members answering as the primary at the first look, name the newest timeline and demote the other", () => {
+    const d = decide(
+      base(
+        [
+          member(0, { inRecovery: false, receivedLsn: 9_000n, timeline: 1 }),
+          member(1, { inRecovery: false, receivedLsn: 5_000n, timeline: 2 }),
+          member(2, { receivedLsn: 5_000n, streaming: false, timeline: 2 }),
+        ],
+        { state: undefined },
+      ),
+    );
+    expect(d.state.currentPrimary).toBe("postgres-1");
+    expect(d.demote).toEqual(["postgres-0"]);
+    expect(d.labels["postgres-0"]).toBe("fenced");
   });
 });

@@ -166,13 +166,28 @@ function roleOf(
   return lag !== undefined && lag > BigInt(maxLag) ? POSTGRES_ROLES.lagging : POSTGRES_ROLES.standby;
 }
 
-/** Whom `input` names as the primary: status, or at the first look the one member that answers as one. */
+/**
+ * Whom `input` names as the primary: status; or, at the first look (a new platform, or one
+ * re-created on retained volumes, whose status is empty), the member that answers as one; with
+ * several (a primary failed over from while it was stopped), the newest: the highest timeline,
+ * then the most WAL. Until a member answers as the primary none is named, so nothing is failed
+ * over from: the members decide among themselves at start (the former primary goes on as one).
+ */
 function namedPrimary(input: HaInput): string | undefined {
   const current = input.state?.currentPrimary;
-  if (current && input.members.some((m) => m.name === current)) return current;
   if (current) return current; // scaled away or renamed: trouble is PrimaryPodGone
-  const writers = input.members.filter(writable);
-  return writers[0]?.name ?? input.members[0]?.name;
+  let newest: MemberView | undefined;
+  for (const m of input.members.filter(writable)) {
+    const [a, b] = [m.sql, newest?.sql];
+    if (!a) continue;
+    if (
+      !b ||
+      a.timeline > b.timeline ||
+      (a.timeline === b.timeline && (a.receivedLsn ?? 0n) > (b.receivedLsn ?? 0n))
+    )
+      newest = m;
+  }
+  return newest?.name;
 }
 
 function memberStatus(
@@ -234,7 +249,10 @@ export function decide(input: HaInput): HaDecision {
   const nodesMostlyDown =
     input.nodes.total > 0 && input.nodes.total - input.nodes.ready > input.nodes.total / 2;
   const current = byName.get(primary);
-  const trouble = primaryTrouble(current);
+  // At the first look the member named answered as the primary just now: it is recorded, and
+  // failed over from (if it must be) only from the next pass on.
+  const firstLook = !previous.currentPrimary;
+  const trouble = firstLook ? undefined : primaryTrouble(current);
 
   if (trouble === undefined) {
     delete state.primaryUnreachableSince;
@@ -260,7 +278,9 @@ export function decide(input: HaInput): HaDecision {
   const request = input.switchover;
   if (request && request.requestedAt !== previous.switchover?.requestedAt) {
     let to: MemberView | undefined;
-    if (promote || trouble !== undefined) {
+    if (primary === "") {
+      refused = "no member answers as the primary yet: a switchover needs a running primary";
+    } else if (promote || trouble !== undefined) {
       refused = `the primary ${primary} is not healthy (${trouble ?? "failing over"}): a switchover needs a running primary`;
     } else if (request.to !== undefined) {
       to = byName.get(request.to);
@@ -292,8 +312,10 @@ export function decide(input: HaInput): HaDecision {
     if (m.name !== primary && writable(m) && !nodesMostlyDown) demote.push(m.name);
   }
 
-  state.currentPrimary = primary;
-  state.targetPrimary = promote?.to ?? primary;
+  if (primary) {
+    state.currentPrimary = primary;
+    state.targetPrimary = promote?.to ?? primary;
+  }
   if (current && writable(current) && current.sql) state.timeline = current.sql.timeline;
   state.members = statuses;
   return { state, labels, promote, demote, withheld, refused };

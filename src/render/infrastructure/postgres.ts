@@ -285,6 +285,12 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
       // is not Ready until its next probe.
       serviceSelector: { [POSTGRES_ROLE_LABEL]: POSTGRES_ROLES.primary },
       publishNotReadyAddresses: true,
+      // Every member starts at once, and what the peers answer decides the primary. In order
+      // (OrderedReady), a platform re-created on its retained volumes whose last primary was not
+      // ordinal 0 never started: postgres-0 came up as a standby of a primary that was not running,
+      // was never Ready (a standby is Ready only while it streams), and the former primary was
+      // never started after it.
+      podManagementPolicy: "Parallel",
       config,
       volumeClaims: [{ name: "data", storage }],
       volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
