@@ -23,8 +23,9 @@ export function switchoverRefusal(
   to: string | undefined,
 ): string | undefined {
   const members = state?.members ?? [];
-  if (!state?.currentPrimary || members.length === 0)
+  if (!state || members.length === 0)
     return "the operator has not reported the Postgres members yet (status.postgres)";
+  if (!state.currentPrimary) return "no Postgres member answers as the primary yet";
   if (members.length < 2) return "Postgres runs one member: there is no standby to switch over to";
   if (to === undefined) {
     return members.some((m) => m.role === POSTGRES_ROLES.standby)
