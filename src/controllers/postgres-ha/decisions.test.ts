@@ -345,4 +345,81 @@ describe("Postgres HA decisions (cases)", () => {
     expect(d.demote).toEqual(["postgres-0"]);
     expect(d.labels["postgres-0"]).toBe("fenced");
   });
+
+  it("fail over at once when the primary's pod was replaced between two looks (no role label, not answering)", () => {
+    const d = decide(
+      base([
+        member(0, undefined),
+        member(1, { receivedLsn: 900n, streaming: false }),
+        member(2, { receivedLsn: 1000n, streaming: false }),
+      ]),
+    );
+    expect(d.promote).toEqual({
+      from: "postgres-0",
+      to: "postgres-2",
+      reason: "PrimaryPodGone",
+      planned: false,
+    });
+    // The same pod labelled (seen before) and not answering: failoverDelaySeconds first.
+    expect(
+      decide(base([member(0, undefined, { label: "primary" }), member(1, { receivedLsn: 1n })])).promote,
+    ).toBeUndefined();
+  });
+
+  it("promote a switchover's target again when its promotion did not confirm after the old primary stepped down", () => {
+    const switchover = {
+      requestedAt: "2026-12-01T11:59:00Z",
+      to: "postgres-1",
+      outcome: "InProgress",
+      message: "",
+    };
+    const state = { currentPrimary: "postgres-0", targetPrimary: "postgres-1", switchover };
+    const members = [
+      member(0, undefined, { pod: "absent" }),
+      member(1, { receivedLsn: 900n, streaming: false }),
+      member(2, { receivedLsn: 1000n, streaming: false }),
+    ];
+    const d = decide(base(members, { state, switchover }));
+    expect(d.promote).toEqual({ from: "postgres-0", to: "postgres-1", reason: "Switchover", planned: false });
+    expect(d.state.switchover?.outcome).toBe("InProgress");
+  });
+
+  it("answer a switchover in progress when the primary is lost and another member is promoted", () => {
+    const switchover = {
+      requestedAt: "2026-12-01T11:59:00Z",
+      to: "postgres-1",
+      outcome: "InProgress",
+      message: "",
+    };
+    const state = { currentPrimary: "postgres-0", targetPrimary: "postgres-1", switchover };
+    const members = [
+      member(0, undefined, { pod: "absent" }),
+      member(1, undefined, { pod: "absent" }),
+      member(2, { receivedLsn: 1000n, streaming: false }),
+    ];
+    const d = decide(base(members, { state, switchover }));
+    expect(d.promote?.to).toBe("postgres-2");
+    expect(d.state.switchover).toMatchObject({
+      outcome: "Refused",
+      message:
+        "the primary postgres-0 was lost during the switchover (PrimaryPodGone): failing over to postgres-2",
+    });
+    // The target forgotten while the primary goes on answering: refused, not left in progress.
+    const kept = decide(
+      base(
+        [
+          member(0, { inRecovery: false, receivedLsn: 5n }, { label: "primary" }),
+          member(1, undefined, { pod: "absent" }),
+        ],
+        {
+          state,
+          switchover,
+        },
+      ),
+    );
+    expect(kept.state.switchover).toMatchObject({
+      outcome: "Refused",
+      message: "promoting postgres-1 did not confirm: postgres-0 stays the primary",
+    });
+  });
 });

@@ -106,6 +106,9 @@ const writable = (m: MemberView): boolean => m.pod === "present" && m.sql !== un
 /** Why the member named primary cannot take writes, or undefined while it can. */
 function primaryTrouble(m: MemberView | undefined): PromotionReason | undefined {
   if (!m || m.pod !== "present") return "PrimaryPodGone";
+  // The operator labels every pod it sees; one without a role label that does not answer is a pod
+  // the StatefulSet made since: the primary's pod was deleted and replaced between two looks.
+  if (!m.sql && m.label === undefined) return "PrimaryPodGone";
   if (!m.nodeReady) return "PrimaryNodeLost";
   if (!m.sql) return "PrimaryNotAnswering";
   if (m.sql.inRecovery) return "PrimaryInRecovery";
@@ -237,12 +240,16 @@ export function decide(input: HaInput): HaDecision {
   // A promotion in flight (written ahead, then interrupted): the target answering as a primary
   // completes it; otherwise the named primary stays and the target is forgotten.
   const target = previous.targetPrimary;
+  /** A switchover whose promotion did not confirm after the old primary had stepped down. */
+  let unfinished: MemberView | undefined;
   if (target && target !== primary) {
     const t = byName.get(target);
     if (t && writable(t)) {
       primary = target;
       if (switchover?.outcome === "InProgress")
         switchover = { ...switchover, outcome: "Done", message: `${target} is the primary` };
+    } else if (switchover?.outcome === "InProgress" && t && promotable([t], primary).length === 1) {
+      unfinished = t;
     }
   }
 
@@ -262,7 +269,11 @@ export function decide(input: HaInput): HaDecision {
     const due = immediate(trouble) || now.getTime() - Date.parse(since) >= settings.failoverDelayMs;
     const last = previous.lastFailover ? Date.parse(previous.lastFailover.at) : Number.NaN;
     const cooling = Number.isFinite(last) && now.getTime() - last < settings.cooldownMs;
-    if (due) {
+    if (unfinished && !nodesMostlyDown) {
+      // The old primary stepped down for a switchover and the target's promotion did not confirm
+      // (a connection that timed out): the target is promoted again, not another standby.
+      promote = { from: primary, to: unfinished.name, reason: "Switchover", planned: false };
+    } else if (due) {
       const candidate = freshest(promotable(members, primary));
       if (!settings.automatic) withheld = "spec.selfHealing.enabled is false: automatic failover is off";
       else if (nodesMostlyDown)
@@ -297,6 +308,22 @@ export function decide(input: HaInput): HaDecision {
       outcome: refused ? "Refused" : "InProgress",
       message: refused ?? `switching over from ${primary} to ${to?.name ?? "?"}`,
     };
+  }
+  // A request in progress is always answered: the primary lost meanwhile and another member
+  // promoted, or the target forgotten while the primary goes on.
+  if (switchover?.outcome === "InProgress" && switchover.requestedAt === previous.switchover?.requestedAt) {
+    if (promote && !promote.planned && promote.to !== switchover.to)
+      switchover = {
+        ...switchover,
+        outcome: "Refused",
+        message: `the primary ${primary} was lost during the switchover (${promote.reason}): failing over to ${promote.to}`,
+      };
+    else if (!promote && !unfinished && trouble === undefined && target !== undefined && target !== primary)
+      switchover = {
+        ...switchover,
+        outcome: "Refused",
+        message: `promoting ${target} did not confirm: ${primary} stays the primary`,
+      };
   }
   if (switchover) state.switchover = switchover;
 

@@ -321,7 +321,11 @@ export class PostgresHa {
     delete next.primaryUnreachableSince;
     delete next.failoverWithheld;
     if (timeline > 0) next.timeline = timeline;
-    if (promotion.planned && state.switchover)
+    // A switchover resumed after its first promotion did not confirm is done too.
+    if (
+      state.switchover &&
+      (promotion.planned || (state.switchover.outcome === "InProgress" && state.switchover.to === to))
+    )
       next.switchover = {
         ...state.switchover,
         to,

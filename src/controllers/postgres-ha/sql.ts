@@ -26,6 +26,7 @@ export interface MemberSql {
 const CONNECT_TIMEOUT_MS = 1_500;
 const QUERY_TIMEOUT_MS = 5_000;
 const PROMOTE_WAIT_SECONDS = 30;
+const PROMOTE_CONNECT_TIMEOUT_MS = 10_000;
 
 const OBSERVE = `
 SELECT pg_is_in_recovery() AS in_recovery,
@@ -44,6 +45,7 @@ export class PgMemberSql implements MemberSql {
     host: string,
     run: (client: pg.Client) => Promise<T>,
     queryTimeoutMs = QUERY_TIMEOUT_MS,
+    connectTimeoutMs = CONNECT_TIMEOUT_MS,
   ): Promise<T> {
     const creds = this.credentials();
     if (!creds) throw new Error(`no credentials in Secret ${POSTGRES.secret}`);
@@ -54,7 +56,7 @@ export class PgMemberSql implements MemberSql {
       password: creds.password,
       database: "postgres",
       application_name: "onto-operator",
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: connectTimeoutMs,
       query_timeout: queryTimeoutMs,
     });
     // A connection that breaks after connecting reports here; the query in flight fails with it.
@@ -110,6 +112,9 @@ export class PgMemberSql implements MemberSql {
         return Number(row?.timeline ?? 0);
       },
       (PROMOTE_WAIT_SECONDS + 10) * 1000,
+      // Not a probe: on a loaded node a connection may take longer than an observation waits,
+      // and a promotion given up at connect leaves a switchover's old primary already stopped.
+      PROMOTE_CONNECT_TIMEOUT_MS,
     );
   }
 
