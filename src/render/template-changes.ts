@@ -84,9 +84,9 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
   {
     revision: 9,
     components: ["postgres"],
-    kinds: ["StatefulSet"],
-    restart: "none",
-    why: "Postgres members start all at once (podManagementPolicy Parallel), so a platform re-created on retained volumes whose last primary was not ordinal 0 starts; a live StatefulSet keeps its policy (fixed at creation)",
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "Postgres members start all at once (podManagementPolicy Parallel), so a platform re-created on retained volumes whose last primary was not ordinal 0 starts; a former primary that sees a member on a newer timeline waits for the primary instead of going on as one",
   },
 ];
 

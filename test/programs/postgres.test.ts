@@ -204,15 +204,28 @@ describe("Postgres rendered for a pod, run with the real server", () => {
     sql(m(1), ip(1), "INSERT INTO notes VALUES (4, 'on the new timeline')");
     await m(2).stop();
     for (const ordinal of [0, 2]) members[ordinal] = member(ordinal, 1);
-    m(0).start(); // a former primary: it finds postgres-1 answering as the primary and rewinds onto it
     m(2).start();
-    await waitReady(m(0), 90_000);
     await waitReady(m(2), 90_000);
+    // The new primary not answering for a while (a loaded node): the former primary sees a member
+    // on a newer timeline and waits for the primary instead of going on as one.
+    await m(1).stop();
+    m(0).start();
+    await until(
+      "postgres-0 waiting: a member is on a newer timeline",
+      () => m(0).logTail(50).includes("a member is on a newer timeline"),
+      60_000,
+      members,
+    );
+    expect(() => isPrimary(0)).toThrow(); // not accepting connections: it has not started a server
+    members[1] = member(1, 1);
+    m(1).start();
+    await waitReady(m(0), 90_000); // found postgres-1, rewound onto it, streams
+    await waitReady(m(2), 90_000);
+    expect(isPrimary(1)).toBe(true);
 
     // The platform deleted and created again on the same volumes: every member stops, then all
     // start at the same moment.
     await Promise.all(members.map((p) => p.stop()));
-    members[1] = member(1, 1);
     for (const p of members) p.start();
     let twoPrimaries = 0;
     let samples = 0;

@@ -87,7 +87,8 @@ function entrypoint(hosts: Hosts, slotLimit: string, synchronous: boolean): stri
 #   a standby      follow the primary through the read-write Service;
 #   was a primary  if another member answers as the primary, it was failed over from: rewind
 #                  (pg_rewind) onto the new primary's timeline, or clone again, and follow it;
-#                  otherwise go on as the primary.
+#                  while a member is on a newer timeline, wait for the primary; otherwise go on
+#                  as the primary.
 set -euo pipefail
 ordinal="\${HOSTNAME##*-}"
 root="$(dirname "$PGDATA")"
@@ -109,8 +110,29 @@ peers() {
 find_primary() {
   local host answer
   for host in $(peers); do
-    answer="$(PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=2 psql -h "$host" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT NOT pg_is_in_recovery()' 2>/dev/null || true)"
+    answer="$(PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=5 psql -h "$host" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT NOT pg_is_in_recovery()' 2>/dev/null || true)"
     if [ "$answer" = "t" ]; then echo "$host"; return 0; fi
+  done
+  return 1
+}
+
+# The timeline of this data directory's last checkpoint (not its PrevTimeLineID line).
+my_timeline() {
+  pg_controldata -D "$PGDATA" | awk -F: '/^Latest checkpoint.s TimeLineID/ {gsub(/ /, "", $2); print $2}'
+}
+
+# Whether a member that answers is on a newer timeline than this data directory: a standby was
+# promoted after this member last wrote, so this member was failed over from and must not go on
+# as the primary even when the new primary does not answer this very moment (a connection that
+# timed out on a loaded node). A member knows the newest timeline by its history file in pg_wal
+# (a standby fetches it when it follows a promotion; its last restartpoint may be older).
+newer_peer() {
+  local host mine theirs
+  mine="$(my_timeline)"
+  for host in $(peers); do
+    theirs="$(PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=5 psql -h "$host" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc \
+      "SELECT greatest((SELECT timeline_id FROM pg_control_checkpoint()), (SELECT coalesce(max(('x' || substr(name, 1, 8))::bit(32)::int), 0) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{8}[.]history$'))" 2>/dev/null || true)"
+    if [ -n "$theirs" ] && [ -n "$mine" ] && [ "$theirs" -gt "$mine" ]; then return 0; fi
   done
   return 1
 }
@@ -214,7 +236,7 @@ rewind_onto() {
   # rewind required", and this member then loops on "new timeline forked off … before current
   # recovery point" forever. A checkpoint on the primary first makes the timelines comparable.
   PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'CHECKPOINT' >/dev/null 2>&1 || true
-  mine="$(pg_controldata -D "$PGDATA" | awk -F: '/TimeLineID/ && /Latest checkpoint/ {gsub(/ /, "", $2); print $2}')"
+  mine="$(my_timeline)"
   theirs="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT timeline_id FROM pg_control_checkpoint()' || true)"
   if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then return 0; fi
   if ! PGPASSWORD="$POSTGRES_PASSWORD" pg_rewind -D "$PGDATA" \\
@@ -235,6 +257,11 @@ fi
 # (longer than failoverDelaySeconds' default, so a primary that crashed is failed over from rather
 # than racing the promotion) before going on as the primary. Alone, it starts at once.
 primary="$(find_primary)" || { any_peer_answers && sleep ${PRIMARY_RECHECK_SECONDS} && primary="$(find_primary)"; } || primary=""
+while [ -z "$primary" ] && newer_peer; do
+  echo "a member is on a newer timeline: this former primary was failed over from; waiting for the primary"
+  sleep 2
+  primary="$(find_primary)" || primary=""
+done
 if [ -n "$primary" ]; then
   echo "$primary is the primary now: rejoining as its standby"
   rewind_onto "$primary"
