@@ -156,6 +156,20 @@ const REASON_DOCS = {
       "a component's pod requests more CPU or memory than any node it may run on can give; the message has both (phase `Degraded`)",
     todo: "lower the `resources.requests` the condition names, or add larger nodes to the pool",
   },
+  StorageClassNotFound: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "`spec.global.storageClass` names a StorageClass the cluster does not have: the claims of Postgres, Redis, MinIO, Kafka and Nessie would stay Pending and their pods unscheduled (phase `Degraded`)",
+    todo: "create the StorageClass (`kubectl get storageclass` lists the ones there are); the class cannot change once set (docs/operations/storage.md)",
+  },
+  VolumeExpansionUnsupported: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "a component's `storage` grew, but the StorageClass of its claims does not allow volume expansion (`allowVolumeExpansion` is not true): nothing is changed, the claims and the StatefulSet keep their size; the message names the field, the class and the claims",
+    todo: "set `allowVolumeExpansion: true` on the StorageClass if its provisioner can grow volumes, or set `storage` back to the claims' size (docs/operations/storage.md)",
+  },
   UnknownRelease: {
     conditions: ["Degraded"],
     status: "True",

@@ -29,7 +29,7 @@ import {
 import { ActionRecorder, auditSink } from "./shared/actions.js";
 import { registerHealer } from "./healing/index.js";
 import { registerPostgresHa } from "./postgres-ha/index.js";
-import { PlatformReconciler } from "./platform/index.js";
+import { CLAIM_REF, PlatformReconciler, STORAGE_CLASS_REF } from "./platform/index.js";
 import { registerReleases } from "./releases/index.js";
 import type { PlatformHooks } from "./shared/upgrade-decision.js";
 import { POD, UpgradeOrchestrator } from "./upgrade/index.js";
@@ -207,6 +207,9 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
   for (const namespace of scoped.length > 0 ? scoped : [""]) cache(PLATFORM_REF, namespace);
   cache({ apiVersion: "v1", kind: "Namespace" }, "");
   cache({ apiVersion: "v1", kind: "Node" }, "");
+  // Claims (volume growth) in each watched namespace; StorageClasses, cluster-scoped.
+  for (const namespace of scoped.length > 0 ? scoped : [""]) cache(CLAIM_REF, namespace);
+  cache(STORAGE_CLASS_REF, "");
 
   await manager.start();
   return {

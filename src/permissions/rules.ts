@@ -65,6 +65,14 @@ export function platformRules(): ExplainedRule[] {
       why: "healing: diagnose crash loops and OOM kills, clean up evicted pods, free pods on lost nodes; Postgres HA: the role label (patch) and demoting a second primary (delete)",
     },
     {
+      rule: {
+        apiGroups: [""],
+        resources: ["persistentvolumeclaims"],
+        verbs: ["get", "list", "watch", "patch"],
+      },
+      why: "online volume growth: a larger storage patches the claims' requested size (never creates or deletes one)",
+    },
+    {
       rule: { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
       why: "an Event for every action (events.k8s.io/v1, with series)",
     },
@@ -82,6 +90,10 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
     rule: { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
     why: "healing: node pressure for evictions, lost nodes for stranded pods",
   };
+  const storageClasses: ExplainedRule = {
+    rule: { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list", "watch"] },
+    why: "whether spec.global.storageClass exists, and whether a claim's class allows volume expansion",
+  };
   // OntoRelease objects are cluster-scoped: every operator reads them, whatever it watches.
   const releases: ExplainedRule[] = [
     {
@@ -96,6 +108,7 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
   if (watchNamespaces) {
     return [
       nodes,
+      storageClasses,
       ...releases,
       {
         rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
@@ -114,6 +127,7 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
   }
   return [
     nodes,
+    storageClasses,
     ...releases,
     {
       rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "patch"] },

@@ -17,13 +17,20 @@ import {
 } from "../../api/index.js";
 import { ConflictError, FIELD_MANAGER, InvalidError, KubeClient, type KubeObject } from "../../kube/index.js";
 import {
+  CLAIM_REF,
   FORCE_ANNOTATION,
+  IMMUTABLE_STATEFULSET_FIELDS,
+  STORAGE_CLASS_REF,
   formatPlan,
+  immutableChanges,
+  planVolumeGrowth,
   isWorkload,
   namespaceSecurity,
   pathRefusal,
   restartPlan,
+  withKeptStorage,
   type RestartEntry,
+  type VolumeGrowth,
   type WorkloadObject,
 } from "../../controllers/index.js";
 import { clusterCatalog } from "../releases.js";
@@ -158,7 +165,23 @@ export async function diffPlatform(
     }
   }
 
-  const { capabilities, objects } = await renderForCluster(client, after, live);
+  const first = await renderForCluster(client, after, live);
+  const { capabilities } = first;
+  // Claims the new storage grows, or growth their StorageClass refuses (then the component is
+  // rendered at the size it has, as the operator renders it).
+  const growth = live ? await volumeGrowth(client, namespace, first.objects) : undefined;
+  const objects =
+    growth && growth.kept.size > 0
+      ? (await renderForCluster(client, { ...after, spec: withKeptStorage(after.spec, growth.kept) }, live))
+          .objects
+      : first.objects;
+  for (const g of growth?.grow ?? [])
+    out.changes.push({
+      ...change("change", { ...CLAIM_REF, namespace, name: g.claim }),
+      fields: [{ path: "spec.resources.requests.storage", from: g.from, to: g.to }],
+      note: `grows online, under the running pod of StatefulSet/${g.workload}`,
+    });
+  for (const p of growth?.problems ?? []) out.notes.push(`${p.field}: ${p.message}`);
   // The restart plan compares each workload as it is with what the API server would store.
   const planned: WorkloadObject[] = [];
   const before = new Map<string, WorkloadObject>();
@@ -203,10 +226,86 @@ async function compareWithDryRun(
           note: "its pod template is immutable: the operator re-creates it",
         },
       };
-    throw err;
+    const immutable =
+      obj.kind === "StatefulSet" && err instanceof InvalidError ? immutableChanges(obj, current) : [];
+    if (immutable.length === 0) throw err;
+    return recreatedStatefulSet(operatorClient, obj, current, ref, immutable);
   }
   const fields = diffObjects(current, merged, { secret: obj.kind === "Secret" });
   return fields.length > 0 ? { change: { ...change("change", ref), fields }, merged } : { merged };
+}
+
+/**
+ * A StatefulSet whose immutable fields change: the operator re-creates it keeping its pods. The
+ * rest of the change is dry-run with the live immutable fields (what the API server can compare),
+ * so the restart plan sees the pod template it will get; the immutable paths are listed as well.
+ */
+async function recreatedStatefulSet(
+  operatorClient: KubeClient,
+  obj: RenderedObject,
+  current: KubeObject,
+  ref: { apiVersion: string; kind: string; namespace: string; name: string },
+  immutable: string[],
+): Promise<{ change: ObjectChange; merged: KubeObject }> {
+  const liveSpec = (current as { spec?: Record<string, unknown> }).spec ?? {};
+  const spec = { ...(obj as { spec?: Record<string, unknown> }).spec };
+  for (const field of IMMUTABLE_STATEFULSET_FIELDS)
+    if (liveSpec[field] !== undefined) spec[field] = liveSpec[field];
+  const merged = await operatorClient.apply(
+    { ...obj, spec },
+    {
+      dryRun: true,
+      force: true,
+    },
+  );
+  const fields = [
+    ...immutable.map((path) => ({ path, from: valueAt(current, path), to: valueAt(obj, path) })),
+    ...diffObjects(current, merged),
+  ];
+  return {
+    change: {
+      ...change("change", ref),
+      fields,
+      note: "immutable fields change: the operator re-creates it keeping its pods (orphan delete, then create)",
+    },
+    merged,
+  };
+}
+
+/** The value at a path such as spec.volumeClaimTemplates[0].spec.resources.requests.storage. */
+function valueAt(obj: unknown, path: string): unknown {
+  let node: unknown = obj;
+  for (const step of path.split(/\.|\[|\]/).filter(Boolean)) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[step];
+  }
+  return node;
+}
+
+/** The claim growth the operator would carry out for `rendered` (see planVolumeGrowth). */
+async function volumeGrowth(
+  client: KubeClient,
+  namespace: string,
+  rendered: RenderedObject[],
+): Promise<VolumeGrowth> {
+  const claims = (await client.list(CLAIM_REF.apiVersion, CLAIM_REF.kind, { namespace })).items;
+  const classes = (await client.list(STORAGE_CLASS_REF.apiVersion, STORAGE_CLASS_REF.kind)).items;
+  const live = new Map<string, KubeObject>();
+  for (const obj of rendered.filter((o) => o.kind === "StatefulSet")) {
+    const current = await client.getIfExists({
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      namespace,
+      name: obj.metadata.name,
+    });
+    if (current) live.set(obj.metadata.name, current);
+  }
+  return planVolumeGrowth({
+    desired: rendered,
+    live: (o) => live.get(o.metadata.name),
+    claims,
+    storageClass: (name) => classes.find((c) => c.metadata?.name === name),
+  });
 }
 
 /** What the operator's prune would delete: owned objects the new render no longer has. */

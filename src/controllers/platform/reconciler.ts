@@ -26,7 +26,6 @@ import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
-import { keepCreationOnlyFields } from "./immutable.js";
 import { CertificateMetrics } from "./certificate-metrics.js";
 import { planCertificates, withPlatformCertificate } from "./certificates.js";
 import { decideDisruption, type Disruption } from "./disruption.js";
@@ -41,8 +40,17 @@ import { decodeGeneratedSecrets, randomSecret, renderFor } from "./render-input.
 import { tlsProblems } from "./spec-problems.js";
 import { platformStatus, type Outcome } from "./status-input.js";
 import { StatusWriter } from "./status-writer.js";
+import { planRecreations } from "./statefulset-recreate.js";
+import { storageClassProblems } from "./storage-class.js";
 import { planStuckPodReplacement, planUpgradePodDeletions } from "./stuck-pods.js";
 import { VPA_REF } from "./vertical.js";
+import {
+  CLAIM_REF,
+  STORAGE_CLASS_REF,
+  planClaimGrowth,
+  planVolumeGrowth,
+  withKeptStorage,
+} from "./volume-growth.js";
 import { writeAhead, writeVerticalScaling } from "./write-ahead.js";
 
 const refOf = (obj: RenderedObject) => ({
@@ -132,7 +140,19 @@ export class PlatformReconciler {
     platform = await writeVerticalScaling(this.status, ctx, platform, spec, vpas, this.now());
     const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
     if (decision) platform = await writeAhead(this.status, ctx, platform, decision, this.now());
-    const rendered = this.render(platform, spec, decision?.step);
+    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
+    const storageClass = (name: string) => store(STORAGE_CLASS_REF, "").getByName(undefined, name);
+    // A larger storage grows the claims in place; where the StorageClass does not allow it, the
+    // component is rendered at the size it has (and a problem says why).
+    let rendered = this.render(platform, spec, decision?.step);
+    const growth = planVolumeGrowth({
+      desired: rendered,
+      live,
+      claims: objects(CLAIM_REF.apiVersion, CLAIM_REF.kind),
+      storageClass,
+    });
+    if (growth.kept.size > 0)
+      rendered = this.render(platform, withKeptStorage(spec, growth.kept), decision?.step);
     const secrets = store({ apiVersion: "v1", kind: "Secret" });
     const certificates = await planCertificates({
       platform: { name: platform.metadata.name, namespace: ns, uid: platform.metadata.uid ?? "" },
@@ -141,10 +161,7 @@ export class PlatformReconciler {
       secrets,
       now: this.now(),
     });
-    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
-    const desired = withPlatformCertificate(rendered, spec, certificates)
-      .map((obj) => keepCreationOnlyFields(obj, live(obj)))
-      .map(withAppliedHash);
+    const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
     outcome.certificates = certificates.states;
     this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;
@@ -153,6 +170,8 @@ export class PlatformReconciler {
       ...tlsProblems(ns, spec, secrets),
       ...quotaProblems(desired, quota),
       ...placementProblems(spec, desired, store({ apiVersion: "v1", kind: "Node" }, "").list()),
+      ...storageClassProblems(spec, storageClass),
+      ...growth.problems,
     ];
     // Pod restarts that must wait (an operator-side change, outside every maintenance window).
     const hold = decideDisruption({
@@ -174,10 +193,23 @@ export class PlatformReconciler {
         warning: true,
       });
     const applicable = desired.filter((o) => !hold.held.has(objectId(o.kind, o.metadata.name)));
+    let recreated = new Set<string>();
     // Each stage is planned from the caches as they are when it starts, then carried out.
     const stages: (() => ClusterAction[])[] = [
       () => planNamespaceLabels(ns, spec, store({ apiVersion: "v1", kind: "Namespace" }, "")),
-      () => planApply(applicable, live),
+      // Claims grow before their StatefulSet is re-created with the larger claim template.
+      () => planClaimGrowth(platform, growth.grow),
+      // A StatefulSet whose immutable fields change is re-created keeping its pods, not applied.
+      () => {
+        const recreations = planRecreations(platform, applicable, live);
+        recreated = recreations.ids;
+        return recreations.actions;
+      },
+      () =>
+        planApply(
+          applicable.filter((o) => !recreated.has(objectId(o.kind, o.metadata.name))),
+          live,
+        ),
       () => planPrune(platform, spec, desired, this.servedKinds(), (kind) => store(kind)),
       () => planStuckPodReplacement(platform, objects("apps/v1", "StatefulSet"), objects("v1", "Pod")),
       () => planUpgradePodDeletions(ns, decision?.deletePods ?? []),
