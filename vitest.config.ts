@@ -1,10 +1,40 @@
 import { defineConfig } from "vitest/config";
 
-// Five projects: `unit` needs no cluster (src/**/*.test.ts); `programs` runs rendered scripts
+// Six projects: `unit` needs no cluster (src/**/*.test.ts); `programs` runs rendered scripts
 // with the real programs as processes on loopback; `cluster` runs against one real local control
 // plane that test/support/global-setup.ts starts once and stops after the run, on its KWOK nodes;
-// `autoscaling` is the cluster's HPA and VPA files, run beside `cluster`; `real` runs against the same cluster's real node (kubelet, containerd, the kernel), for what
-// only real containers show.
+// `autoscaling` is the cluster's HPA and VPA files; `cluster-alone` the cluster files that disturb
+// everything else on the cluster; `real` runs against the same cluster's real node (kubelet,
+// containerd, the kernel), for what only real containers show.
+//
+// Which of them run side by side is decided by `npm test` (scripts/test-all.ts), which runs them in
+// several vitest processes on one cluster. A plain `vitest run` runs every project in one process:
+// vitest then puts the single-worker projects of groupOrder 0 into one queue run after the others,
+// one file at a time.
+
+/**
+ * Cluster files that must have the cluster to themselves: they restart the API server or compact
+ * etcd (every other client sees errors), or measure leader failover, which other load would skew.
+ */
+const CLUSTER_ALONE = ["test/cluster/runtime-informer.test.ts", "test/cluster/chaos-short.test.ts"];
+
+/** A project of files on the shared test cluster's KWOK nodes, one file at a time. */
+function onTheCluster(name: string, include: string[], exclude: string[] = []) {
+  return {
+    test: {
+      name,
+      include,
+      exclude,
+      environment: "node",
+      globalSetup: ["test/support/global-setup.ts"],
+      testTimeout: 180_000,
+      hookTimeout: 300_000,
+      fileParallelism: false,
+      sequence: { groupOrder: 0 },
+    },
+  };
+}
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
@@ -30,41 +60,21 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 300_000,
           fileParallelism: false,
-          // A group of its own: real servers beside the timing-sensitive cluster suites would
-          // slow both on 2 cores.
+          // One file at a time: each starts a Postgres or Redis group of its own on loopback.
           sequence: { groupOrder: 2 },
         },
       },
-      {
-        test: {
-          // The autoscaling tests spend minutes waiting on the HPA controller's and the VPA
-          // recommender's own periods while sending little: beside the `cluster` files rather than
-          // after them (the same cluster, namespaces of their own).
-          name: "autoscaling",
-          include: ["test/cluster/autoscaling-*.test.ts"],
-          environment: "node",
-          globalSetup: ["test/support/global-setup.ts"],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          fileParallelism: false,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        test: {
-          name: "cluster",
-          include: ["test/cluster/**/*.test.ts"],
-          exclude: ["test/cluster/autoscaling-*.test.ts"],
-          environment: "node",
-          globalSetup: ["test/support/global-setup.ts"],
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
-          // One control plane, shared: files run one at a time so timings and fault stages
-          // of one file do not disturb another; each file still works in its own namespace.
-          fileParallelism: false,
-          sequence: { groupOrder: 0 },
-        },
-      },
+      // The autoscaling tests spend minutes waiting on the HPA controller's and the VPA
+      // recommender's own periods (the same cluster, namespaces of their own).
+      onTheCluster("autoscaling", ["test/cluster/autoscaling-*.test.ts"]),
+      // One control plane, shared: files run one at a time so timings and fault stages of one
+      // file do not disturb another; each file still works in its own namespace.
+      onTheCluster(
+        "cluster",
+        ["test/cluster/**/*.test.ts"],
+        ["test/cluster/autoscaling-*.test.ts", ...CLUSTER_ALONE],
+      ),
+      onTheCluster("cluster-alone", CLUSTER_ALONE),
       {
         test: {
           name: "real",
@@ -73,9 +83,8 @@ export default defineConfig({
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 300_000,
           hookTimeout: 600_000,
-          // One real node on 2 cores: files one at a time, and in a group of their own, never
-          // beside the KWOK suites, so real containers do not slow the timing-sensitive cluster
-          // tests (vitest runs the groups one after the other).
+          // One real node: files one at a time. `npm test` runs this project beside the KWOK
+          // suites (other nodes, other namespaces), never beside `cluster-alone`.
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },

@@ -52,7 +52,15 @@ async function main(): Promise<number> {
   await Promise.all(leftovers.items.map((n) => deleteNamespace(admin, n.metadata?.name ?? "")));
   const { operator, requests, logDir } = await startBenchOperator(cluster.kubeconfigPath);
   log(`operator logs in ${logDir}`);
-  const env: BenchEnv = { cluster, admin, operator, requests, quick: opts.quick, log };
+  const env: BenchEnv = {
+    cluster,
+    admin,
+    operator,
+    requests,
+    quick: opts.quick,
+    idleSeconds: opts.idleSeconds ?? (opts.quick ? 30 : 120),
+    log,
+  };
   const want = new Set(opts.scenarios);
   try {
     let kept = "";

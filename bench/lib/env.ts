@@ -56,6 +56,8 @@ export interface BenchEnv {
   operator: RunningOperator;
   requests: RequestCounter;
   quick: boolean;
+  /** The noop scenario's idle window, seconds. */
+  idleSeconds: number;
   /** Progress lines go to stderr, so --json's stdout stays one object. */
   log: (line: string) => void;
 }

@@ -17,6 +17,8 @@ export interface BenchOptions {
   workers: number;
   keepCluster: boolean;
   output?: string;
+  /** The idle window of the noop scenario, seconds (default 30 with --quick, else 120). */
+  idleSeconds?: number;
 }
 
 function positiveInts(value: string): number[] {
@@ -71,6 +73,12 @@ export function parseBenchOptions(argv: string[], defaultStateDir: string): Benc
       ).argParser((v) => positiveInts(v)[0] ?? 0),
     )
     .option("--keep-cluster", "leave the cluster running afterwards", false)
+    .addOption(
+      new Option(
+        "--idle-seconds <n>",
+        "idle window of the noop scenario (default 30 quick, else 120)",
+      ).argParser((v) => positiveInts(v)[0] ?? 0),
+    )
     .option("-o, --output <file>", "also write the JSON result to this file")
     .exitOverride();
   cmd.parse(argv, { from: "user" });
@@ -85,6 +93,7 @@ export function parseBenchOptions(argv: string[], defaultStateDir: string): Benc
     workers?: number;
     keepCluster: boolean;
     output?: string;
+    idleSeconds?: number;
   }>();
   const platforms = o.platforms ?? (o.quick ? [10] : [100, 250, 500]);
   return {
@@ -92,6 +101,7 @@ export function parseBenchOptions(argv: string[], defaultStateDir: string): Benc
     json: o.json,
     ...(o.compare !== undefined ? { compare: o.compare } : {}),
     ...(o.output !== undefined ? { output: o.output } : {}),
+    ...(o.idleSeconds !== undefined ? { idleSeconds: o.idleSeconds } : {}),
     tolerance: o.tolerance,
     scenarios: o.scenarios ?? [...SCENARIOS],
     platforms,

@@ -31,7 +31,7 @@ export async function noopAndIdle(env: BenchEnv, figs: FigureSet, namespace: str
   byMethod(figs, "noop", env.requests.counts);
   figs.add("noop", "total", env.requests.total(), "requests");
 
-  const windowMs = env.quick ? 30_000 : 120_000;
+  const windowMs = env.idleSeconds * 1000;
   env.requests.reset();
   await new Promise((r) => setTimeout(r, windowMs));
   const perMinute = 60_000 / windowMs;

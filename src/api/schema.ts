@@ -1457,8 +1457,12 @@ const verticalState = Type.Object(
     ),
     container: Type.String({ maxLength: 63, description: "Container the recommendation is for." }),
     target: Type.Optional(resourceAmounts("Requests the VerticalPodAutoscaler recommends.")),
-    lowerBound: Type.Optional(resourceAmounts("Lowest requests the recommender still considers enough.")),
-    upperBound: Type.Optional(resourceAmounts("Highest requests the recommender considers useful.")),
+    withinRange: Type.Optional(
+      Type.Boolean({
+        description:
+          "Whether the requests the component runs with lie within the recommender's range (lowerBound..upperBound in the VerticalPodAutoscaler's status); false: the recommender finds them too low or too high. The range itself is not copied here: the recommender moves it on every pass.",
+      }),
+    ),
     applied: Type.Optional(
       resourceAmounts("Requests the operator set from the recommendation (mode Apply), within bounds."),
     ),

@@ -197,14 +197,13 @@ describe("formatStatus", () => {
     );
   });
 
-  it("lists the VPA recommendations with their range and what was applied", () => {
+  it("lists the VPA recommendations, whether the requests are within their range, and what was applied", () => {
     const verticalScaling = {
       "schema-registry": {
         mode: "Apply" as const,
         container: "schema-registry",
         target: { cpu: "587m", memory: "700Mi" },
-        lowerBound: { cpu: "150m", memory: "300Mi" },
-        upperBound: { cpu: "40", memory: "64Gi" },
+        withinRange: true,
         applied: { cpu: "587m", memory: "700Mi" },
         appliedAt: "2026-11-30T02:58:00Z",
       },
@@ -212,8 +211,7 @@ describe("formatStatus", () => {
         mode: "Recommend" as const,
         container: "ontology-service",
         target: { memory: "380258472" },
-        lowerBound: { memory: "250Mi" },
-        upperBound: { memory: "243745680552" },
+        withinRange: false,
       },
     };
     const text = formatStatus(
@@ -222,11 +220,9 @@ describe("formatStatus", () => {
     );
     expect(text).toContain("Vertical scaling: VerticalPodAutoscaler recommendations\n");
     expect(text).toMatch(
-      / {2}schema-registry\s+Apply\s+cpu 587m, memory 700Mi\s+cpu 150m, memory 300Mi \.\. cpu 40, memory 64Gi\s+cpu 587m, memory 700Mi, 2m ago\n/,
+      / {2}schema-registry\s+Apply\s+cpu 587m, memory 700Mi\s+within range\s+cpu 587m, memory 700Mi, 2m ago\n/,
     );
-    expect(text).toMatch(
-      / {2}ontology-service\s+Recommend\s+memory 363Mi\s+memory 250Mi \.\. memory 227Gi\s+-\n/,
-    );
+    expect(text).toMatch(/ {2}ontology-service\s+Recommend\s+memory 363Mi\s+outside range\s+-\n/);
   });
 
   it("shows the upgrade with its progress, current component and step, and a failure", () => {

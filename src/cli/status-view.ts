@@ -270,12 +270,16 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
     lines.push("", colors.bold("Vertical scaling: VerticalPodAutoscaler recommendations"));
     lines.push(
       ...table([
-        ["COMPONENT", "MODE", "RECOMMENDED", "RANGE", "APPLIED"].map((h) => colors.dim(h)),
+        ["COMPONENT", "MODE", "RECOMMENDED", "REQUESTS", "APPLIED"].map((h) => colors.dim(h)),
         ...vertical.map(([component, v]) => [
           component,
           v.mode,
           amounts(v.target),
-          `${amounts(v.lowerBound)} .. ${amounts(v.upperBound)}`,
+          v.withinRange === undefined
+            ? colors.dim("-")
+            : v.withinRange
+              ? "within range"
+              : colors.yellow("outside range"),
           v.applied ? `${amounts(v.applied)}, ${age(v.appliedAt, now)} ago` : colors.dim("-"),
         ]),
       ]),

@@ -2,6 +2,7 @@
 // it), and what the CLI shares with the controllers so that it decides as they do (the render
 // input from the cluster, the applied-hash annotation, the upgrade rules and annotations, the
 // StatefulSet fields that are re-created rather than updated, and claim growth).
+export { DISCOVERY_INTERVAL_MS } from "./capabilities.js";
 export { discoverCapabilities, runOperator, type OperatorOptions, type RunningOperator } from "./operator.js";
 export {
   CLAIM_REF,

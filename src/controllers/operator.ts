@@ -3,14 +3,7 @@
 // discovery of optional APIs. `onto operator` calls runOperator; tests call it in-process.
 import { INSTANCE_LABEL, PLATFORM_REF, type OntoPlatform } from "../api/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../kube/index.js";
-import {
-  GENERATED_SECRET_LABEL,
-  OPTIONAL_APIS,
-  apiVersionOf,
-  capabilitiesFrom,
-  type Capabilities,
-  type ManagedKind,
-} from "../render/index.js";
+import { GENERATED_SECRET_LABEL, apiVersionOf, type ManagedKind } from "../render/index.js";
 import {
   Manager,
   annotationsChanged,
@@ -26,6 +19,7 @@ import {
   type Result,
   reconcileObjects,
 } from "../runtime/index.js";
+import { CapabilityPoll, discoverCapabilities } from "./capabilities.js";
 import { ActionRecorder, auditSink } from "./shared/actions.js";
 import { registerHealer } from "./healing/index.js";
 import { registerPostgresHa } from "./postgres-ha/index.js";
@@ -47,7 +41,7 @@ export interface OperatorOptions {
   logLevel?: string | undefined;
   logger?: Logger | undefined;
   concurrency?: number | undefined;
-  /** How often optional APIs (ServiceMonitor, VPA) are looked for again. */
+  /** How often optional APIs (ServiceMonitor, VPA) are looked for again (default 10 min). */
   discoveryIntervalMs?: number | undefined;
   hooks?: PlatformHooks | undefined;
 }
@@ -60,21 +54,7 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-/** Which optional APIs the cluster serves (also what `onto diff` renders for). */
-export async function discoverCapabilities(client: KubeClient): Promise<Capabilities> {
-  const served = new Set<string>();
-  await Promise.all(
-    OPTIONAL_APIS.map(async (api) => {
-      const has = await (
-        api.kind
-          ? client.discovery.hasResource(api.apiVersion, api.kind)
-          : client.discovery.hasGroupVersion(api.apiVersion)
-      ).catch(() => false);
-      if (has) served.add(api.capability);
-    }),
-  );
-  return capabilitiesFrom((api) => served.has(api.capability));
-}
+export { discoverCapabilities };
 
 export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOperator> {
   const logger = opts.logger ?? createLogger({ level: opts.logLevel ?? "info" });
@@ -88,15 +68,10 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     eventsController: "onto.paas/onto-operator",
   });
 
-  let capabilities = await discoverCapabilities(client);
-  const timer = setInterval(() => {
-    client.discovery.invalidate();
-    discoverCapabilities(client).then(
-      (found) => (capabilities = found),
-      (err: unknown) => logger.warn(errorFields(err), "discovery failed; keeping the last answer"),
-    );
-  }, opts.discoveryIntervalMs ?? 60_000);
-  timer.unref();
+  const capabilities = new CapabilityPoll(client, await discoverCapabilities(client), {
+    intervalMs: opts.discoveryIntervalMs,
+    onError: (err: unknown) => logger.warn(errorFields(err), "discovery failed; keeping the last answer"),
+  });
 
   const scoped = (opts.namespaces ?? []).filter(Boolean);
   const sourceFor = (ref: { apiVersion: string; kind: string }, namespace: string): InformerSource =>
@@ -122,7 +97,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     client,
     cache,
     registry: manager.metrics.registry,
-    capabilities: () => capabilities,
+    capabilities: () => capabilities.current(),
     actions,
     hooks: { upgradeStep: upgrades.upgradeStep, ...opts.hooks },
     releases: releases.catalog,
@@ -221,7 +196,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
       return (await controller.reconcileNow(key)) ?? {};
     },
     stop: async () => {
-      clearInterval(timer);
+      capabilities.stop();
       await manager.stop();
       audit.close();
     },

@@ -74,7 +74,7 @@ export function platformRules(): ExplainedRule[] {
     },
     {
       rule: { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
-      why: "an Event for every action (events.k8s.io/v1, with series)",
+      why: "Events about what the operator did (events.k8s.io/v1, with series)",
     },
   ];
 }

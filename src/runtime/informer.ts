@@ -32,7 +32,13 @@ export interface InformerOptions<T extends KubeObject> extends InformerSource {
   pageSize?: number;
   /** No event and no bookmark for this long: the connection is taken as dead and restarted. */
   silenceTimeoutMs?: number;
-  /** Server-side watch timeout; a random value in [min, 2*min) spreads reconnects. */
+  /**
+   * Server-side watch timeout; a random value in [min, 2*min) spreads reconnects. Default 1800, the
+   * API server's own for a watch that names none (--min-request-timeout): each reconnect is a
+   * request, and with an informer per kind, 5-10 minute watches alone cost an idle operator a few
+   * requests a minute. Bookmarks keep the resume point fresh, and silenceTimeoutMs still restarts a
+   * connection that went quiet, so a longer watch misses nothing.
+   */
   watchTimeoutSeconds?: number;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
@@ -57,6 +63,8 @@ export interface InformerStats {
   events: number;
   bookmarks: number;
 }
+
+const DEFAULT_WATCH_TIMEOUT_SECONDS = 1800;
 
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store: Store<T>;
@@ -201,7 +209,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       silent = true;
       abort.abort();
     }
-    const minTimeout = this.opts.watchTimeoutSeconds ?? 300;
+    const minTimeout = this.opts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     let sawEvents = false;
     this.stats.watches++;
     try {

@@ -104,7 +104,7 @@ describe("vertical scaling from the VPA recommender", () => {
       async () => {
         const p = await readPlatform(client, ns, NAME);
         const s = p.status?.verticalScaling?.[APPLY];
-        const line = `recommended ${JSON.stringify(s?.target)} range ${JSON.stringify(s?.lowerBound)}..${JSON.stringify(s?.upperBound)} applied ${JSON.stringify(s?.applied)}`;
+        const line = `recommended ${JSON.stringify(s?.target)} within range ${String(s?.withinRange)} applied ${JSON.stringify(s?.applied)}`;
         if (s && seen[seen.length - 1]?.endsWith(line) !== true)
           seen.push(`t=${Math.round((Date.now() - started) / 1000)} s ${line}`);
         return s?.applied?.cpu &&

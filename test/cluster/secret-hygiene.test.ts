@@ -6,12 +6,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../src/kube/index.js";
 import { createTestNamespace } from "../support/cluster.js";
-import { adminClient } from "../support/platform.js";
+import { adminClient, installCrd } from "../support/platform.js";
 import { assertNoSecretLeaks } from "../support/secret-hygiene.js";
 
 describe("secret hygiene check", () => {
   it("passes on clean output and names the Secret and the place of a leak, not the value", async () => {
     const client = adminClient();
+    // The check lists OntoPlatforms: the CRD must be served even when this file runs first.
+    await installCrd(client);
     const ns = await createTestNamespace("hygiene");
     const value = `s3cr3t-${Date.now().toString(36)}-value`;
     await client.create({

@@ -1,9 +1,10 @@
 // Re-creating a StatefulSet keeping its pods, against the real API server, controller-manager
 // (StatefulSet controller, garbage collector) and KWOK nodes: a change of an immutable field (the
 // claim template's storage) re-creates the StatefulSet with orphan propagation, and the new one
-// adopts the same pods (uids unchanged), the same ControllerRevision and leaves the claims as they
-// are; an operator stopped after the delete and before the create (the state a SIGKILL leaves)
-// creates it on its next pass, again without touching a pod. The test prints what it measured.
+// adopts the same pods (uids unchanged) and the same ControllerRevision; the claims are the same
+// objects (same uids; volume-growth.ts grows their requested size in the same pass). An operator
+// stopped after the delete and before the create (the state a SIGKILL leaves) creates it on its
+// next pass, again without touching a pod. The test prints what it measured.
 import { describe, expect, it } from "vitest";
 import { PLATFORM_REF } from "../../src/api/index.js";
 import type { KubeObject } from "../../src/kube/index.js";

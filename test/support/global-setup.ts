@@ -4,17 +4,13 @@
 // never by starting their own. The real node is tainted, so the `cluster` tests, which never
 // tolerate it, keep running on KWOK nodes only.
 //
-// Both projects name this file; vitest runs it once per project in the same process, so the
-// cluster is shared through a counter on globalThis (one start, stopped by the last teardown).
+// Every cluster project names this file; vitest runs it once per project in the same process, so
+// the cluster is shared through a counter on globalThis (one start, stopped by the last teardown).
+// `npm test` (scripts/test-all.ts) runs several vitest processes on one cluster: it starts the
+// cluster first and sets ONTO_KEEP_CLUSTER=1, so each process reuses it and none stops it.
 import type { TestProject } from "vitest/node";
 import { clusterDown, clusterUp, type ClusterInfo } from "../../src/localcluster/launcher.js";
-import { testStateDir } from "./state-dir.js";
-
-/** Real nodes of the test cluster (ONTO_TEST_REAL_NODES overrides; 0 runs without them). */
-function realNodes(): number {
-  const value = Number.parseInt(process.env.ONTO_TEST_REAL_NODES ?? "1", 10);
-  return Number.isNaN(value) ? 1 : value;
-}
+import { testRealNodes, testStateDir } from "./state-dir.js";
 
 interface Shared {
   users: number;
@@ -30,7 +26,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   shared.users++;
   shared.started ??= clusterUp({
     stateDir,
-    realNodes: realNodes(),
+    realNodes: testRealNodes(),
     progress: (line) => console.log(`[cluster] ${line}`),
   });
   const info = await shared.started;

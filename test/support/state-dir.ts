@@ -5,3 +5,9 @@ import { join } from "node:path";
 export function testStateDir(): string {
   return process.env.ONTO_TEST_STATE_DIR ?? join(homedir(), ".cache", "onto-operator", "test-cluster");
 }
+
+/** Real nodes of the test cluster (ONTO_TEST_REAL_NODES overrides; 0 runs without them). */
+export function testRealNodes(): number {
+  const value = Number.parseInt(process.env.ONTO_TEST_REAL_NODES ?? "1", 10);
+  return Number.isNaN(value) ? 1 : value;
+}

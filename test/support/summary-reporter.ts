@@ -1,22 +1,47 @@
 // Prints one plain closing line, `tests: N passed, N failed, N skipped`, after vitest's own
-// report, so CI tools that read a closing count line (and people skimming a log) find it.
+// report, so CI tools that read a closing count line (and people skimming a log) find it; before
+// it, the slowest files with their project and duration, so a run's time budget can be read from
+// its log; and one `failed: <project> <file> > <test>` line per failed test, which
+// `npm test`'s runner (scripts/test-all.ts) gathers from all its runs.
 import type { Reporter, TestModule } from "vitest/node";
+
+const SLOWEST = 15;
 
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
+    const failures: string[] = [];
     for (const module of testModules) {
       // A file that failed to load (syntax error, setup crash) has no tests; count it as a failure.
-      if (module.state() === "failed" && [...module.children.allTests()].length === 0) failed++;
+      if (module.state() === "failed" && [...module.children.allTests()].length === 0) {
+        failed++;
+        failures.push(
+          `failed: ${module.project.name} ${module.relativeModuleId} (did not load or its setup failed)`,
+        );
+      }
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") passed++;
-        else if (state === "failed") failed++;
-        else skipped++;
+        else if (state === "failed") {
+          failed++;
+          failures.push(`failed: ${module.project.name} ${module.relativeModuleId} > ${test.fullName}`);
+        } else skipped++;
       }
     }
+    const slowest = [...testModules]
+      .map((m) => ({
+        name: `${m.project.name} ${m.relativeModuleId}`,
+        seconds: m.diagnostic().duration / 1000,
+      }))
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, SLOWEST);
+    if (slowest.length > 0)
+      console.log(
+        `\nslowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(1).padStart(7)} s  ${f.name}`).join("\n")}`,
+      );
+    if (failures.length > 0) console.log(`\n${failures.join("\n")}`);
     console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   }
 }

@@ -2,7 +2,7 @@
 // ~/.kube/config, or the in-cluster service account), until SIGTERM or SIGINT.
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
-import { runOperator } from "../../controllers/index.js";
+import { DISCOVERY_INTERVAL_MS, runOperator } from "../../controllers/index.js";
 
 interface OperatorFlags {
   kubeconfig?: string;
@@ -15,6 +15,7 @@ interface OperatorFlags {
   auditLog?: string;
   logLevel: string;
   concurrency: number;
+  discoveryInterval: number;
 }
 
 const int = (v: string): number => {
@@ -53,6 +54,16 @@ export function operatorCommand(): Command {
       new Option("--log-level <level>", "trace, debug, info, warn, error").env("LOG_LEVEL").default("info"),
     )
     .option("--concurrency <n>", "platforms reconciled at once", int, 2)
+    .option(
+      "--discovery-interval <seconds>",
+      "how often optional APIs (ServiceMonitor, VerticalPodAutoscaler, custom metrics) are looked for again",
+      (v: string) => {
+        const n = int(v);
+        if (n < 1) throw new Error(`--discovery-interval must be at least 1 second, got ${v}`);
+        return n;
+      },
+      DISCOVERY_INTERVAL_MS / 1000,
+    )
     .action(async (flags: OperatorFlags) => {
       const operator = await runOperator({
         kubeconfig: flags.kubeconfig,
@@ -71,6 +82,7 @@ export function operatorCommand(): Command {
         auditLog: flags.auditLog,
         logLevel: flags.logLevel,
         concurrency: flags.concurrency,
+        discoveryIntervalMs: flags.discoveryInterval * 1000,
       });
       operator.manager.handleSignals();
     });

@@ -2,6 +2,7 @@
 // or changed by hand is applied (server-side, the operator's field manager), in render's order.
 // The decision per object is drift.ts's applyNeed against the cached live object, so a reconcile
 // that finds nothing to change plans nothing and sends nothing.
+import { NAME_LABEL } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import type { RenderedObject } from "../../render/index.js";
 import type { ClusterAction } from "../shared/act.js";
@@ -38,6 +39,10 @@ export function planApply(
           : need.reason === "Drift"
             ? `reverted manual change of ${id} at ${need.path ?? "?"}`
             : `updated ${id} to the spec`,
+      // Creations share one Event per pass, counted by component; the rest keep their own.
+      ...(need.reason === "Missing"
+        ? { summary: { phrase: "created", group: obj.metadata.labels?.[NAME_LABEL] ?? "platform" } }
+        : {}),
       failure: { reason: "ApplyFailed", message: `could not apply ${id}` },
       label: id,
       run: async (client) => {

@@ -124,13 +124,21 @@ function checkName(name: string): string {
   return `${name.slice(0, 240)}-recreate-check`;
 }
 
-async function recreate(client: KubeClient, desired: RenderedObject, live: KubeObject): Promise<boolean> {
+async function recreate(client: KubeClient, desired: RenderedObject, cached: KubeObject): Promise<boolean> {
   const ref: ObjectRef = {
     apiVersion: desired.apiVersion,
     kind: desired.kind,
     namespace: desired.metadata.namespace,
     name: desired.metadata.name,
   };
+  // The cache can lag behind a re-creation this operator just did: decide on the server's copy.
+  const live = await client.getIfExists(ref);
+  if (!live) {
+    await client.apply(desired, { force: true });
+    return true;
+  }
+  if (live.metadata?.uid !== cached.metadata?.uid && immutableChanges(desired, live).length === 0)
+    return false;
   // Never delete what cannot be created again: the API server validates (and admits) the desired
   // object in a dry run first; a refusal throws here, before anything is deleted.
   await client.apply(

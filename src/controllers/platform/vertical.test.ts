@@ -51,9 +51,32 @@ describe("verticalScalingStatus", () => {
       mode: "Recommend",
       container: "schema-registry",
       target: { cpu: "700m", memory: "700Mi" },
-      lowerBound: { cpu: "100m", memory: "200Mi" },
-      upperBound: { cpu: "40", memory: "64Gi" },
+      withinRange: true,
     });
+  });
+
+  it("is the same status when only the recommender's range moves, and says when the requests leave it", () => {
+    // The recommender moves the bounds on every pass; copying them would rewrite the status each time.
+    const before = run({}, [vpa("schema-registry", wide)]);
+    const moved = run(
+      {},
+      [
+        vpa("schema-registry", {
+          ...wide,
+          lower: { cpu: "25m", memory: "250Mi" },
+          upper: { cpu: "63371m", memory: "100G" },
+        }),
+      ],
+      before,
+    );
+    expect(moved).toEqual(before);
+    // The spec's requests now below the lower bound: that crossing is what status records.
+    const below = run(
+      {},
+      [vpa("schema-registry", { ...wide, lower: { cpu: "600m", memory: "600Mi" } })],
+      moved,
+    );
+    expect(below?.["schema-registry"]).toEqual({ ...before?.["schema-registry"], withinRange: false });
   });
 
   it("applies a target far from the spec's requests at once, within maxAllowed, and keeps it while it is good enough", () => {
@@ -89,6 +112,9 @@ describe("verticalScalingStatus", () => {
       new Date(NOW.getTime() + 11 * 60_000),
     );
     expect(outside?.["schema-registry"]?.applied).toEqual({ cpu: "650m", memory: "700Mi" });
+    // maxAllowed holds CPU below the range: status says so.
+    expect(outside?.["schema-registry"]?.withinRange).toBe(false);
+    expect(later?.["schema-registry"]?.withinRange).toBe(true);
   });
 
   it("leaves the spec's requests when they are close to the target", () => {

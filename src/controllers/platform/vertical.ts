@@ -8,6 +8,14 @@
 // they are more than 20% off the target, and then at most once an hour (a young history gives a
 // wide range; the first mismatch with the spec's requests is corrected at once). Applied requests
 // are the target within the component's minAllowed..maxAllowed (and, in render, at most the limit).
+//
+// What status keeps is what a person acts on: the target, what was applied, and whether the requests
+// the component runs with lie within the recommender's range (withinRange). The range itself
+// (lowerBound, upperBound) stays on the VerticalPodAutoscaler: the recommender moves it on every
+// pass (its width shrinks as history accrues, and it swings by orders of magnitude while the
+// history is young), so a copy in status would rewrite every platform's status once a minute while
+// nothing happens. Only crossing it matters (mode Apply then corrects the requests at once), so
+// that is all status records of it.
 import {
   INSTANCE_LABEL,
   Quantity,
@@ -101,7 +109,9 @@ export function verticalScalingStatus(input: {
     const target = pickAmounts(rec.target, resources);
     const lowerBound = pickAmounts(rec.lowerBound, resources);
     const upperBound = pickAmounts(rec.upperBound, resources);
-    const state: VerticalState = { mode, container: component.name, target, lowerBound, upperBound };
+    const inRange = (r: Resource, current: string, wanted: string): boolean =>
+      cmp(current, lowerBound[r] ?? wanted) >= 0 && cmp(current, upperBound[r] ?? wanted) <= 0;
+    const state: VerticalState = { mode, container: component.name, target };
     if (mode === "Apply") {
       const applied: Amounts = {};
       const had = previous?.mode === "Apply" ? previous.applied : undefined;
@@ -114,14 +124,12 @@ export function verticalScalingStatus(input: {
           settings.verticalScaling?.minAllowed?.[r],
           settings.verticalScaling?.maxAllowed?.[r],
         );
-        const inRange =
-          cmp(current, lowerBound[r] ?? wanted) >= 0 && cmp(current, upperBound[r] ?? wanted) <= 0;
         const lastApplied = previous?.appliedAt ? Date.parse(previous.appliedAt) : undefined;
         const settled =
           lastApplied !== undefined &&
           input.now.getTime() - lastApplied < SETTLE_MS &&
           had?.[r] !== undefined;
-        if (!inRange || (farFrom(current, bounded) && !settled)) applied[r] = bounded;
+        if (!inRange(r, current, wanted) || (farFrom(current, bounded) && !settled)) applied[r] = bounded;
         else if (had?.[r] !== undefined) applied[r] = had[r];
         // else: the spec's own request is good enough; nothing is applied.
       }
@@ -133,6 +141,12 @@ export function verticalScalingStatus(input: {
             : input.now.toISOString();
       }
     }
+    // The requests the component runs with from here on: the applied ones, else the spec's.
+    state.withinRange = resources.every((r) => {
+      const wanted = target[r];
+      const current = state.applied?.[r] ?? settings.resources.requests[r];
+      return wanted === undefined || inRange(r, current, wanted);
+    });
     out[component.name] = state;
   }
   return Object.keys(out).length > 0 ? out : undefined;

@@ -163,6 +163,9 @@ export function planClaimGrowth(platform: OntoPlatform, grow: readonly ClaimGrow
       failure: { reason: "VolumeGrowthFailed", message: `could not grow ${id} to ${g.to}` },
       label: `grow ${id}`,
       run: async (client) => {
+        // The cache can lag behind a patch of the previous pass: nothing to do (or record) then.
+        const now = await client.getIfExists<KubeObject & ClaimView>(target);
+        if (!now || !larger(g.to, sizeOf(now))) return false;
         await client.mergePatch(target, { spec: { resources: { requests: { storage: g.to } } } });
         return true;
       },

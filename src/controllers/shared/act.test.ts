@@ -3,13 +3,14 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { KubeClient } from "../../kube/index.js";
+import { EventRecorder, type EventObject } from "../../runtime/index.js";
 import { act, actAll, type ActionContext, type ClusterAction } from "./act.js";
 import { ActionRecorder } from "./actions.js";
 
-function context(): { ctx: ActionContext; lines: Record<string, unknown>[] } {
+function context(events?: EventRecorder): { ctx: ActionContext; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
   const recorder = new ActionRecorder(
-    undefined,
+    events,
     { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) },
     new Registry(),
   );
@@ -67,5 +68,70 @@ describe("act", () => {
     expect(results).toMatchObject({ changed: 2, errors: ["prune Pod/c: conflict"] });
     expect(results.causes.map((c) => (c as Error).message)).toEqual(["conflict"]);
     expect(lines.map((l) => (l.object as { name: string }).name)).toEqual(["b", "c", "d"]);
+  });
+});
+
+describe("Events of a run", () => {
+  /** The Events an EventRecorder hands to its sink. */
+  function eventSink(): { events: EventRecorder; created: EventObject[] } {
+    const created: EventObject[] = [];
+    const events = new EventRecorder({
+      controller: "onto.paas/onto-operator",
+      instance: "test",
+      sink: {
+        create: (e) => Promise.resolve(void created.push(e)),
+        updateSeries: () => Promise.resolve(),
+      },
+    });
+    return { events, created };
+  }
+
+  function create(name: string, group: string, run: () => Promise<boolean>): ClusterAction {
+    return {
+      verb: "create",
+      target: { apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name },
+      reason: "Missing",
+      message: `created ConfigMap/${name}`,
+      summary: { phrase: "created", group },
+      failure: { reason: "ApplyFailed", message: `could not apply ConfigMap/${name}` },
+      label: `ConfigMap/${name}`,
+      run,
+    };
+  }
+
+  it("summarises the creations of a run in one Event by component, keeps an audit line each, and reports failures and other actions on their own", async () => {
+    const { events, created } = eventSink();
+    const { ctx, lines } = context(events);
+    const ok = () => Promise.resolve(true);
+    await actAll(ctx, [
+      create("postgres-config", "postgres", ok),
+      create("postgres-init", "postgres", ok),
+      create("redis-config", "redis", ok),
+      create("broken", "redis", () => Promise.reject(new Error("forbidden"))),
+      action("old", ok),
+      create("postgres-extra", "postgres", ok),
+    ]);
+    await events.stop();
+    expect(created.map((e) => [e.type, e.reason, e.note])).toEqual([
+      ["Warning", "ApplyFailed", "could not apply ConfigMap/broken: forbidden"],
+      ["Normal", "Pruned", "pruned Pod/old"],
+      ["Normal", "Missing", "created 4 objects: postgres 3, redis 1"],
+    ]);
+    expect(lines.map((l) => (l.object as { name: string }).name)).toEqual([
+      "postgres-config",
+      "postgres-init",
+      "redis-config",
+      "broken",
+      "old",
+      "postgres-extra",
+    ]);
+  });
+
+  it("gives a single creation its own words (a repaired object)", async () => {
+    const { events, created } = eventSink();
+    const { ctx } = context(events);
+    await actAll(ctx, [create("postgres-config", "postgres", () => Promise.resolve(true))]);
+    await events.stop();
+    expect(created.map((e) => e.note)).toEqual(["created ConfigMap/postgres-config"]);
   });
 });

@@ -27,6 +27,8 @@ export interface ActionRecord {
   outcome: "ok" | "error";
   error?: string | undefined;
   warning?: boolean | undefined;
+  /** Its Event is part of a summary (see act.ts's actAll): only the audit line and the metric here. */
+  summarized?: boolean | undefined;
 }
 
 export interface AuditSink {
@@ -83,12 +85,20 @@ export class ActionRecorder {
         reconcileId: action.reconcileId,
       }) + "\n",
     );
-    if (!this.events) return;
+    if (!this.events || action.summarized) return;
     const note = action.outcome === "ok" ? action.message : `${action.message}: ${action.error ?? "failed"}`;
     if (action.outcome === "error" || action.warning) {
       this.events.warning(platform, action.reason, action.verb, note);
     } else {
       this.events.normal(platform, action.reason, action.verb, note);
     }
+  }
+
+  /**
+   * One Event for several actions already recorded with `summarized` (their audit lines and
+   * metrics name each object; the Event says what happened to the platform as a whole).
+   */
+  summary(platform: KubeObject, verb: ActionVerb, reason: string, note: string): void {
+    this.events?.normal(platform, reason, verb, note);
   }
 }
