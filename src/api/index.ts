@@ -1,6 +1,7 @@
 // The public API of src/api: the OntoPlatform resource's types, schema, defaults, components.
 export * from "./constants.js";
 export * from "./labels.js";
+export * from "./postgres-roles.js";
 export {
   CONDITION,
   CONDITION_TYPES,
@@ -30,6 +31,8 @@ export type {
   OntoPlatformStatus,
   PlaneState,
   PlatformPhase,
+  PostgresMemberStatus,
+  PostgresStatus,
   ResolvedSpec,
   UpgradeStatus,
   VerticalScalingMode,

@@ -551,10 +551,41 @@ const infrastructure = defaulted(
   Type.Object(
     {
       postgres: defaulted(
-        Type.Object(statefulFields({ replicas: 1, storage: "20Gi", cpu: "500m", memory: "1Gi" }), {
-          description:
-            "PostgreSQL: metadata store of the platform. More than one replica adds streaming standbys.",
-        }),
+        Type.Object(
+          {
+            ...statefulFields({ replicas: 1, storage: "20Gi", cpu: "500m", memory: "1Gi" }),
+            failoverDelaySeconds: defaulted(
+              Type.Integer({
+                minimum: 1,
+                maximum: 300,
+                description:
+                  "How long the primary may be unreachable (its pod gone, its node NotReady, or not answering SQL) before the operator promotes the most advanced streaming standby.",
+              }),
+              5,
+            ),
+            maxStandbyLagBytes: defaulted(
+              Type.Integer({
+                minimum: 0,
+                // 1 TiB: far above any volume this platform runs, within JavaScript's exact integers.
+                maximum: 1024 ** 4,
+                description:
+                  "A streaming standby whose replay lags the primary by more than this many bytes of WAL leaves the read-only Service postgres-ro until it catches up.",
+              }),
+              16 * 1024 * 1024,
+            ),
+            synchronous: defaulted(
+              Type.Boolean({
+                description:
+                  "Synchronous replication (quorum of one standby, synchronous_standby_names 'ANY 1 (*)'): a commit is acknowledged only once a standby has it, so a failover loses no acknowledged write; writes wait while no standby streams. Default asynchronous.",
+              }),
+              false,
+            ),
+          },
+          {
+            description:
+              "PostgreSQL: metadata store of the platform. More than one replica adds streaming standbys; the operator fails over to the most advanced one when the primary is lost.",
+          },
+        ),
         {},
       ),
       redis: defaulted(
@@ -1225,6 +1256,93 @@ const componentState = Type.Object(
   { description: "State of one component." },
 );
 
+const postgresMember = Type.Object(
+  {
+    name: Type.String({ maxLength: 253, description: "Pod name, e.g. postgres-1." }),
+    role: Type.String({
+      maxLength: 32,
+      description:
+        "primary, standby (streaming within maxStandbyLagBytes: in postgres-ro), lagging (a standby not streaming or behind), fenced (a former primary not yet rejoined), unknown (did not answer).",
+    }),
+    lagBytes: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        // WAL positions are 64-bit; a lag beyond JavaScript's exact integers is reported at the cap.
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: "WAL bytes between the primary's position and this standby's replay.",
+      }),
+    ),
+    receivedLsn: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description: "Last WAL position received (standby) or written (primary).",
+      }),
+    ),
+  },
+  { description: "One Postgres member as last observed." },
+);
+
+const postgresStatus = Type.Object(
+  {
+    currentPrimary: Type.Optional(
+      Type.String({ maxLength: 253, description: "The pod that is the primary now." }),
+    ),
+    targetPrimary: Type.Optional(
+      Type.String({
+        maxLength: 253,
+        description:
+          "The pod being made the primary (equal to currentPrimary when no failover or switchover is in flight).",
+      }),
+    ),
+    timeline: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        // Postgres' TimeLineID is a 32-bit unsigned integer.
+        maximum: 4294967295,
+        description: "The primary's WAL timeline; each promotion adds one.",
+      }),
+    ),
+    primaryUnreachableSince: Type.Optional(
+      dateTime("Since when the primary has not answered (absent while it answers)."),
+    ),
+    members: Type.Optional(
+      Type.Array(postgresMember, { maxItems: 32, description: "Members, by pod name." }),
+    ),
+    failoverWithheld: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description: "A failover is due but held back by a guard rail, and why.",
+      }),
+    ),
+    lastFailover: Type.Optional(
+      Type.Object(
+        {
+          at: dateTime(),
+          from: Type.String({ maxLength: 253 }),
+          to: Type.String({ maxLength: 253 }),
+          reason: Type.String({ maxLength: 64 }),
+        },
+        { description: "The last promotion the operator made (failover or switchover)." },
+      ),
+    ),
+    switchover: Type.Optional(
+      Type.Object(
+        {
+          requestedAt: Type.String({
+            maxLength: 64,
+            description: "The request's onto.paas/switchover-requested-at annotation.",
+          }),
+          to: Type.Optional(Type.String({ maxLength: 253 })),
+          outcome: Type.String({ maxLength: 32, description: "Done, Refused or InProgress." }),
+          message: Type.String({ maxLength: 1024 }),
+        },
+        { description: "The last switchover request and what became of it." },
+      ),
+    ),
+  },
+  { description: "Postgres roles as state: which member is the primary, and each standby's lag." },
+);
+
 const upgradeStatus = Type.Object(
   {
     from: Type.String({ maxLength: 64, description: "Version upgraded from." }),
@@ -1390,6 +1508,7 @@ export const OntoPlatformStatusSchema = Type.Object(
       }),
     ),
     upgrade: Type.Optional(upgradeStatus),
+    postgres: Type.Optional(postgresStatus),
     healing: Type.Optional(
       Type.Object(
         {
@@ -1484,6 +1603,8 @@ export type PlatformPhase = (typeof PLATFORM_PHASES)[number];
 export type Condition = Static<typeof condition>;
 export type ComponentState = Static<typeof componentState>;
 export type UpgradeStatus = Static<typeof upgradeStatus>;
+export type PostgresStatus = Static<typeof postgresStatus>;
+export type PostgresMemberStatus = Static<typeof postgresMember>;
 export type MemoryOverride = Static<typeof memoryOverride>;
 export type VerticalState = Static<typeof verticalState>;
 export type CertificateState = Static<typeof certificateState>;

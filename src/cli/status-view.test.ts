@@ -52,6 +52,42 @@ function platform(overrides: Partial<OntoPlatform["status"]> = {}, spec: Partial
   } as OntoPlatform;
 }
 
+describe("Postgres in onto status", () => {
+  it("shows the primary, each standby's role and lag, and a held-back failover", () => {
+    const text = formatStatus(
+      {
+        platform: platform({
+          postgres: {
+            currentPrimary: "postgres-1",
+            targetPrimary: "postgres-1",
+            timeline: 3,
+            members: [
+              { name: "postgres-0", role: "standby", lagBytes: 0, receivedLsn: "0/5000060" },
+              { name: "postgres-1", role: "primary", receivedLsn: "0/5000060" },
+              { name: "postgres-2", role: "lagging", lagBytes: 40 * 1024 * 1024 },
+            ],
+            failoverWithheld: "2 of 3 nodes are NotReady: no failover while most nodes are down",
+            lastFailover: {
+              at: "2026-11-30T02:58:00Z",
+              from: "postgres-0",
+              to: "postgres-1",
+              reason: "PrimaryPodGone",
+            },
+          },
+        }),
+        events: [],
+      },
+      { now: NOW, colors: plain },
+    );
+    const lines = text.split("\n");
+    expect(lines).toContain("Postgres: primary postgres-1, timeline 3");
+    expect(lines.some((l) => /postgres-0\s+standby\s+lag 0 B\s+0\/5000060/.test(l))).toBe(true);
+    expect(lines.some((l) => /postgres-2\s+lagging\s+lag 40\.0 MiB/.test(l))).toBe(true);
+    expect(text).toContain("failover held back: 2 of 3 nodes are NotReady");
+    expect(text).toContain("last promotion 2m ago: postgres-0 -> postgres-1 (PrimaryPodGone)");
+  });
+});
+
 describe("age", () => {
   it("reads like kubectl's AGE column", () => {
     expect(age("2026-11-30T02:59:18Z", NOW)).toBe("42s");

@@ -217,6 +217,35 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
       );
   }
 
+  const pg = status.postgres;
+  if (pg?.members && pg.members.length > 0) {
+    lines.push(
+      "",
+      colors.bold(
+        `Postgres: primary ${pg.currentPrimary ?? "?"}${pg.timeline ? `, timeline ${pg.timeline}` : ""}`,
+      ),
+    );
+    lines.push(
+      ...table(
+        pg.members.map((m) => [
+          m.name,
+          m.role === "primary" ? colors.green(m.role) : m.role === "standby" ? m.role : colors.yellow(m.role),
+          m.role === "primary" ? "" : m.lagBytes !== undefined ? `lag ${lagText(m.lagBytes)}` : "lag unknown",
+          m.receivedLsn ? colors.dim(m.receivedLsn) : "",
+        ]),
+      ),
+    );
+    if (pg.targetPrimary && pg.targetPrimary !== pg.currentPrimary)
+      lines.push(`  ${colors.yellow(`promoting ${pg.targetPrimary}`)}`);
+    if (pg.failoverWithheld) lines.push(`  ${colors.red("failover held back")}: ${pg.failoverWithheld}`);
+    if (pg.lastFailover)
+      lines.push(
+        `  last promotion ${age(pg.lastFailover.at, now)} ago: ${pg.lastFailover.from} -> ${pg.lastFailover.to} (${pg.lastFailover.reason})`,
+      );
+    if (pg.switchover?.outcome === "Refused")
+      lines.push(`  ${colors.red("switchover refused")}: ${pg.switchover.message}`);
+  }
+
   const overrides = Object.entries(status.healing?.memoryOverrides ?? {});
   if (overrides.length > 0) {
     lines.push("", colors.bold("Healing: memory raised after OOM kills"));
@@ -292,6 +321,13 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
       ]),
     );
   return `${lines.join("\n")}\n`;
+}
+
+/** WAL lag in bytes, in the unit a person reads. */
+export function lagText(bytes: number): string {
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} B`;
 }
 
 /** Good news is green: Degraded=False is fine, Available=False is not. */

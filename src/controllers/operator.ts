@@ -22,6 +22,7 @@ import {
 import { CapabilityPoll, discoverCapabilities } from "./capabilities.js";
 import { ActionRecorder, auditSink } from "./shared/actions.js";
 import { registerHealer } from "./healing/index.js";
+import { registerPostgresHa } from "./postgres-ha/index.js";
 import { CLAIM_REF, PlatformReconciler, STORAGE_CLASS_REF } from "./platform/index.js";
 import { registerReleases } from "./releases/index.js";
 import type { PlatformHooks } from "./shared/upgrade-decision.js";
@@ -177,6 +178,14 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     actions,
     logger: logger.child({ controller: "healer" }),
     requestReconcile: (key) => controllerOf(key)?.enqueue(key),
+  });
+  // Postgres roles, failover and switchover: status.postgres, the role labels, pg_promote().
+  registerPostgresHa(manager, {
+    client,
+    namespaces: scoped.length > 0 ? scoped : [""],
+    cache,
+    actions,
+    logger: logger.child({ controller: "postgres-ha" }),
   });
   // Make sure the caches the reconciler reads exist before the manager starts them.
   for (const namespace of scoped.length > 0 ? scoped : [""]) cache(PLATFORM_REF, namespace);

@@ -87,10 +87,11 @@ describe("operator RBAC rules", () => {
     expect(granted(GROUP, PLURAL)).toEqual(["get", "list", "watch"]);
     expect(granted(GROUP, `${PLURAL}/status`)).toEqual(["patch"]);
     // Claims are the StatefulSet controller's (it creates them; retention deletes them): the
-    // operator only grows them. The healer never reads logs (they can carry credentials).
+    // operator only grows them. The healer never reads logs (they can carry credentials). Pods
+    // are patched for the Postgres role label only.
     expect(granted("", "persistentvolumeclaims")).toEqual(["get", "list", "watch", "patch"]);
     expect(granted("storage.k8s.io", "storageclasses")).toEqual(["get", "list", "watch"]);
-    expect(granted("", "pods")).toEqual(["get", "list", "watch", "delete"]);
+    expect(granted("", "pods")).toEqual(["get", "list", "watch", "patch", "delete"]);
     expect(granted("", "pods/log")).toEqual([]);
     expect(granted("", "nodes")).toEqual(["get", "list", "watch"]);
     expect(granted("", "namespaces")).toEqual(["get", "list", "watch", "patch"]);

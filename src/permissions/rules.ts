@@ -61,8 +61,8 @@ export function platformRules(): ExplainedRule[] {
     },
     ...managedKindRules(),
     {
-      rule: { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
-      why: "healing: diagnose crash loops and OOM kills, clean up evicted pods, free pods on lost nodes",
+      rule: { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "patch", "delete"] },
+      why: "healing: diagnose crash loops and OOM kills, clean up evicted pods, free pods on lost nodes; Postgres HA: the role label (patch) and demoting a second primary (delete)",
     },
     {
       rule: {

@@ -9,6 +9,8 @@ export const POSTGRES = {
   replicationPasswordKey: "replication-password",
   user: "onto",
   database: "onto",
+  /** A member streams through the replication slot named this plus its ordinal. */
+  slotPrefix: "standby_",
   /** Databases the first start creates besides `database`. */
   extraDatabases: ["nessie"],
 } as const;
@@ -47,4 +49,9 @@ export const TEMPORAL = { service: "temporal", port: 7233, metricsPort: 8000, na
 /** DNS name of one StatefulSet pod through its headless Service, resolvable from any namespace. */
 export function podHost(component: string, ordinal: number, namespace: string): string {
   return `${component}-${ordinal}.${component}-headless.${namespace}.svc`;
+}
+
+/** DNS name of a Service, resolvable from any namespace. */
+export function serviceHost(service: string, namespace: string): string {
+  return `${service}.${namespace}.svc`;
 }

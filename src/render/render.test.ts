@@ -307,15 +307,20 @@ describe("the seed's production platform", () => {
   });
 
   it("wires Postgres as a primary with streaming standbys behind read-write and read-only Services", () => {
-    expect(spec(get(objects, "Service", "postgres")).selector).toMatchObject({
-      "statefulset.kubernetes.io/pod-name": "postgres-0",
+    // Roles are state: the Services select by the role label the operator sets, not by ordinal.
+    expect(spec(get(objects, "Service", "postgres"))).toMatchObject({
+      selector: { "onto.paas/postgres-role": "primary" },
+      publishNotReadyAddresses: true,
     });
-    expect(spec(get(objects, "Service", "postgres-ro")).selector).not.toHaveProperty(
-      "statefulset.kubernetes.io/pod-name",
-    );
+    expect(spec(get(objects, "Service", "postgres-ro")).selector).toMatchObject({
+      "onto.paas/postgres-role": "standby",
+    });
     const scripts = get(objects, "ConfigMap", "postgres-config").data as Record<string, string>;
     expect(scripts["entrypoint.sh"]).toContain("pg_basebackup");
-    expect(scripts["entrypoint.sh"]).toContain("postgres-0.postgres-headless.onto-system.svc");
+    expect(scripts["entrypoint.sh"]).toContain("pg_rewind");
+    expect(scripts["entrypoint.sh"]).toContain("getent ahostsv4 postgres-headless.onto-system.svc");
+    expect(scripts["entrypoint.sh"]).toContain("host=postgres.onto-system.svc");
+    expect(scripts["entrypoint.sh"]).not.toContain("synchronous_standby_names");
     // Behaviour of the scripts is proven with the real server (test/programs/postgres.test.ts).
     expect(scripts["entrypoint.sh"]).not.toContain("docker-entrypoint");
     expect(scripts["entrypoint.sh"]).toContain("max_slot_wal_keep_size=25600MB"); // a quarter of 100Gi

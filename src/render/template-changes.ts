@@ -53,6 +53,41 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "none",
     why: "setup Job names hash their pod spec with sorted keys, so building the same spec in another key order no longer runs a Job again",
   },
+  {
+    revision: 5,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet", "Service"],
+    restart: "config",
+    why: "Postgres members decide their role from what their peers answer (a former primary rejoins by pg_rewind) and the Services select by the role label the operator keeps",
+  },
+  {
+    revision: 6,
+    components: ["postgres"],
+    kinds: ["StatefulSet"],
+    restart: "template",
+    why: "the Postgres pod template carries the new script's checksum (the same roll as r5)",
+  },
+  {
+    revision: 7,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a former primary checkpoints the new primary before pg_rewind, so a promotion moments old is rewound onto instead of followed forever",
+  },
+  {
+    revision: 8,
+    components: ["postgres"],
+    kinds: ["StatefulSet"],
+    restart: "template",
+    why: "the Postgres pod template carries r7's script checksum",
+  },
+  {
+    revision: 9,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "Postgres members start all at once (podManagementPolicy Parallel), so a platform re-created on retained volumes whose last primary was not ordinal 0 starts; a former primary that sees a member on a newer timeline waits for the primary instead of going on as one",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -78,6 +78,8 @@ export interface WorkloadInput {
   ports: ServicePort[];
   /** Extra selector terms for the main Service only (e.g. Postgres read-write -> the primary). */
   serviceSelector?: Record<string, string>;
+  /** The main Service routes to pods that are not Ready too (its selector alone decides). */
+  publishNotReadyAddresses?: boolean;
   /** ConfigMap `<name>-config`; its checksum goes on the pod template. */
   config?: Record<string, string>;
   /** StatefulSet only: one PersistentVolumeClaim template per entry. */
@@ -336,7 +338,12 @@ function services(input: WorkloadInput): RenderedObject[] {
     apiVersion: "v1",
     kind: "Service",
     metadata: objectMeta(owner, owner.component),
-    spec: { type: "ClusterIP", selector: { ...selector, ...input.serviceSelector }, ports },
+    spec: {
+      type: "ClusterIP",
+      selector: { ...selector, ...input.serviceSelector },
+      ports,
+      ...(input.publishNotReadyAddresses ? { publishNotReadyAddresses: true } : {}),
+    },
   };
   if (input.kind !== "StatefulSet") return [main];
   // Stable per-pod DNS names for peers (quorum members find each other before they are Ready).

@@ -109,7 +109,7 @@ export { canonical, mergePatchDiff } from "./merge-patch.js";
 export { reconcileObjects, type ObjectReconcileFn } from "./object-reconciler.js";
 export { patchStatus, type StatusPatchOptions, type StatusRead } from "./status-patch.js";
 export { CacheNotSyncedError, syncedStore, type ReadonlyStore } from "./synced-store.js";
-export { RuntimeMetrics, sharedCounter, sharedHistogram } from "./metrics.js";
+export { RuntimeMetrics, sharedCounter, sharedGauge, sharedHistogram } from "./metrics.js";
 export {
   annotationsChanged,
   anyOf,

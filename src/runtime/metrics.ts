@@ -132,6 +132,17 @@ export function sharedCounter<L extends string>(
   );
 }
 
+/** The gauge named `config.name` on `registry`, created on first use (see sharedCounter). */
+export function sharedGauge<L extends string>(
+  registry: Registry,
+  config: { name: string; help: string; labelNames: readonly L[] },
+): Gauge<L> {
+  return (
+    (registry.getSingleMetric(config.name) as Gauge<L> | undefined) ??
+    new Gauge<L>({ ...config, registers: [registry] })
+  );
+}
+
 /** The histogram named `config.name` on `registry`, created on first use (see sharedCounter). */
 export function sharedHistogram<L extends string>(
   registry: Registry,

@@ -29,7 +29,8 @@ function renderObjects(): RenderedObject[] {
   });
 }
 
-function member(ordinal: number): PodProcess {
+/** Member `ordinal`, with the read-write Service reaching member `primary`. */
+function member(ordinal: number, primary = 0): PodProcess {
   return new PodProcess({
     objects,
     workload: "postgres",
@@ -39,7 +40,13 @@ function member(ordinal: number): PodProcess {
     user: systemUser("postgres"),
     binPath: BIN,
     translations: [
-      [`postgres-0.postgres-headless.${NS}.svc`, ip(0)],
+      // The harness has no cluster DNS: the headless Service's answer is the members' addresses,
+      // and the read-write Service is the member the operator would label primary.
+      [
+        `getent ahostsv4 postgres-headless.${NS}.svc | awk '{print $1}' | sort -u`,
+        `printf '%s\\n' ${[0, 1, 2].map(ip).join(" ")}`,
+      ],
+      [`host=postgres.${NS}.svc`, `host=${ip(primary)}`],
       ["listen_addresses=*", `listen_addresses=${ip(ordinal)}`],
       ["127.0.0.1", ip(ordinal)],
       // The harness cannot write a gigabyte of WAL quickly: with no WAL kept for standbys beyond
@@ -62,6 +69,9 @@ function sql(through: PodProcess, host: string, query: string): string {
     ])
     .trim();
 }
+
+const isPrimary = (ordinal: number): boolean =>
+  sql(m(ordinal), ip(ordinal), "SELECT pg_is_in_recovery()") === "f";
 
 const m = (ordinal: number): PodProcess => {
   const found = members[ordinal];
@@ -183,5 +193,69 @@ describe("Postgres rendered for a pod, run with the real server", () => {
       30_000,
       members,
     );
+  });
+
+  it("after a failover to postgres-1, all members stopped and started at once (Parallel): postgres-1 goes on as the primary, the others follow it", async () => {
+    // The failover as the operator carries it out: the old primary stopped, a standby promoted
+    // and checkpointed, and from then on the read-write Service reaches it.
+    await m(0).stop();
+    sql(m(1), ip(1), "SELECT pg_promote(true, 30)");
+    sql(m(1), ip(1), "CHECKPOINT");
+    sql(m(1), ip(1), "INSERT INTO notes VALUES (4, 'on the new timeline')");
+    await m(2).stop();
+    for (const ordinal of [0, 2]) members[ordinal] = member(ordinal, 1);
+    m(2).start();
+    await waitReady(m(2), 90_000);
+    // The new primary not answering for a while (a loaded node): the former primary sees a member
+    // on a newer timeline and waits for the primary instead of going on as one.
+    await m(1).stop();
+    m(0).start();
+    await until(
+      "postgres-0 waiting: a member is on a newer timeline",
+      () => m(0).logTail(50).includes("a member is on a newer timeline"),
+      60_000,
+      members,
+    );
+    expect(() => isPrimary(0)).toThrow(); // not accepting connections: it has not started a server
+    members[1] = member(1, 1);
+    m(1).start();
+    await waitReady(m(0), 90_000); // found postgres-1, rewound onto it, streams
+    await waitReady(m(2), 90_000);
+    expect(isPrimary(1)).toBe(true);
+
+    // The platform deleted and created again on the same volumes: every member stops, then all
+    // start at the same moment.
+    await Promise.all(members.map((p) => p.stop()));
+    for (const p of members) p.start();
+    let twoPrimaries = 0;
+    let samples = 0;
+    await until(
+      "postgres-1 the primary and both others Ready (streaming from it)",
+      () => {
+        samples++;
+        const writable = [0, 1, 2].filter((o) => {
+          try {
+            return isPrimary(o);
+          } catch {
+            return false; // not accepting connections yet
+          }
+        });
+        if (writable.length > 1) twoPrimaries++;
+        return writable.join() === "1" && ready(m(0)) && ready(m(2));
+      },
+      120_000,
+      members,
+    );
+    console.log(
+      `[programs] all members started at once: ${twoPrimaries} of ${samples} samples with two primaries`,
+    );
+    expect(twoPrimaries, `moments with two primaries in ${samples} samples`).toBe(0);
+    for (const ordinal of [0, 2])
+      await until(
+        `row 4 on postgres-${ordinal}`,
+        () => sql(m(ordinal), ip(ordinal), "SELECT count(*) FROM notes WHERE id = 4") === "1",
+        30_000,
+        members,
+      );
   });
 });

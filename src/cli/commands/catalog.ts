@@ -54,6 +54,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./upgrade.js")).upgradeCommand(),
   },
   {
+    name: "switchover",
+    summary:
+      "Make another Postgres member the primary (planned: no acknowledged write is lost); without --to, the most advanced streaming standby",
+    term: "switchover [options] <name>",
+    load: async () => (await import("./switchover.js")).switchoverCommand(),
+  },
+  {
     name: "pause",
     summary: "Stop the operator from changing a platform (spec.paused: true); status is still reported",
     term: "pause [options] <name>",

@@ -107,7 +107,7 @@ function condition(
   return { type, status, reason, message };
 }
 
-/** The whole status (keeps `upgrade` and `healing`, which other parts of the operator own). */
+/** The whole status (keeps `upgrade`, `healing` and `postgres`, which other parts of the operator own). */
 export function computeStatus(input: StatusInput): OntoPlatformStatus {
   const { spec, previous, now } = input;
   const componentStatuses: Record<string, ComponentState> = {};
@@ -268,6 +268,7 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   return {
     ...(previous?.upgrade ? { upgrade: previous.upgrade } : {}),
     ...(previous?.healing ? { healing: previous.healing } : {}),
+    ...(previous?.postgres ? { postgres: previous.postgres } : {}),
     ...(previous?.verticalScaling ? { verticalScaling: previous.verticalScaling } : {}),
     phase,
     ...(version ? { version } : {}),

@@ -7,7 +7,8 @@ import type { Counter, Registry } from "prom-client";
 import type { KubeObject } from "../../kube/index.js";
 import { sharedCounter, type EventRecorder } from "../../runtime/index.js";
 
-export type ActionVerb = "create" | "update" | "delete" | "force-delete" | "patch" | "status";
+export type ActionVerb =
+  "create" | "update" | "delete" | "force-delete" | "patch" | "status" | "promote" | "fence";
 
 export interface ActionRecord {
   /** The OntoPlatform the action is for; the Event is attached to it. */

@@ -1,14 +1,16 @@
-// PostgreSQL: one StatefulSet whose ordinal 0 is the primary and whose other pods are streaming
-// standbys cloned with pg_basebackup. `postgres` (read-write) selects the primary pod only;
-// `postgres-ro` (read-only) selects every member that is Ready, and a standby is Ready only while
-// it streams from the primary. Failover is not automatic: a standby is promoted by hand
-// (pg_ctl promote), as with any plain streaming-replication setup.
+// PostgreSQL: one StatefulSet of members, one of which is the primary and the others streaming
+// standbys. Which one is the primary is state, not an ordinal: the operator records it in
+// status.postgres, labels each pod with its role (onto.paas/postgres-role), and the read-write
+// Service `postgres` selects the pod labelled primary, `postgres-ro` the streaming standbys within
+// the lag limit. The operator fails over (controllers/postgres-ha/); a member decides at start
+// what it is from what its peers answer: a member that finds another primary follows it (a former
+// primary rewinds first), so one that was fenced never comes back taking writes.
 //
 // The scripts depend on the PostgreSQL binaries on PATH (initdb, pg_ctl, postgres, psql,
-// pg_basebackup, pg_isready) and the env set below, nothing of an image's own
+// pg_basebackup, pg_rewind, pg_controldata, pg_isready, getent) and the env set below, nothing of an image's own
 // entrypoint, so the same render runs the official `postgres` image and one built from Debian's
 // packages. docs/operations/postgres.md describes what they do and why.
-import { Quantity, componentSpec } from "../../api/index.js";
+import { POSTGRES_ROLE_LABEL, POSTGRES_ROLES, Quantity, componentSpec } from "../../api/index.js";
 import {
   componentSecret,
   info,
@@ -18,11 +20,11 @@ import {
   type RenderContext,
   placementFor,
 } from "../context.js";
-import { POSTGRES, podHost } from "../endpoints.js";
+import { POSTGRES, serviceHost } from "../endpoints.js";
 import { objectMeta, selectorLabels } from "../meta.js";
 import type { RenderedObject } from "../objects.js";
 import { secretEnv } from "../secrets.js";
-import { buildWorkload, configMapName, type ComponentObjects } from "../workload.js";
+import { buildWorkload, configMapName, headlessServiceName, type ComponentObjects } from "../workload.js";
 
 const DATA_DIR = "/var/lib/postgresql/data";
 const PGDATA = `${DATA_DIR}/pgdata`; // a subdirectory: the volume root may hold lost+found
@@ -31,6 +33,8 @@ const SCRIPTS_DIR = "/opt/onto";
 const POSTGRES_UID = 999; // the postgres user of the official image (and of ours)
 /** How long a standby's attempt to reach the primary may take (libpq connect_timeout; tcp_user_timeout twice that). */
 const CONNECT_TIMEOUT_SECONDS = 5;
+/** A former primary that finds no other primary looks again after this long before it starts as one. */
+const PRIMARY_RECHECK_SECONDS = 10;
 
 /**
  * WAL a standby's replication slot may hold back on the primary: a quarter of the volume, at least
@@ -44,7 +48,7 @@ export function slotWalLimit(storage: string): string {
 
 // Server settings, passed as -c flags (a bash array) so they hold whatever postgresql.conf the
 // data directory has.
-function serverFlags(slotLimit: string): string {
+function serverFlags(slotLimit: string, synchronous: boolean): string {
   return [
     "listen_addresses=*",
     `unix_socket_directories=${SOCKET_DIR}`,
@@ -55,32 +59,90 @@ function serverFlags(slotLimit: string): string {
     `max_slot_wal_keep_size=${slotLimit}`,
     "hot_standby=on",
     "password_encryption=scram-sha-256",
+    // pg_rewind needs it: a former primary rejoins by rewinding instead of a whole new clone.
+    "wal_log_hints=on",
+    // A commit waits for one standby (any) to have it: no acknowledged write is lost in a failover.
+    ...(synchronous ? ["synchronous_standby_names=ANY 1 (*)"] : []),
   ]
     .map((flag) => `-c '${flag}'`)
     .join(" ");
 }
 
-function entrypoint(primaryHost: string, slotLimit: string): string {
-  const primary = `-h ${primaryHost} -p ${POSTGRES.port}`;
+interface Hosts {
+  /** The read-write Service: the primary, whichever member it is. */
+  primaryService: string;
+  /** The headless Service: every member's address, Ready or not. */
+  headless: string;
+}
+
+function entrypoint(hosts: Hosts, slotLimit: string, synchronous: boolean): string {
   const databases = [POSTGRES.database, ...POSTGRES.extraDatabases]
     .map((db) => `CREATE DATABASE ${db} OWNER ${POSTGRES.user};`)
     .join("\n");
   return `#!/bin/bash
-# Starts one member: ordinal 0 the primary (initialising it on first start), every other ordinal a
-# standby streaming from it through a replication slot of its own.
+# Starts one member. What it starts as is decided from its data directory and from what its peers
+# answer, never from its ordinal alone:
+#   no data        clone from the member that answers as the primary (ordinal 0 initialises the
+#                  database when no member answers at all: the first start of the platform);
+#   a standby      follow the primary through the read-write Service;
+#   was a primary  if another member answers as the primary, it was failed over from: rewind
+#                  (pg_rewind) onto the new primary's timeline, or clone again, and follow it;
+#                  while a member is on a newer timeline, wait for the primary; otherwise go on
+#                  as the primary.
 set -euo pipefail
 ordinal="\${HOSTNAME##*-}"
 root="$(dirname "$PGDATA")"
-flags=(${serverFlags(slotLimit)})
-slot="standby_\${ordinal}"
+flags=(${serverFlags(slotLimit, synchronous)})
+slot="${POSTGRES.slotPrefix}\${ordinal}"
 export PGPASSWORD="$REPLICATION_PASSWORD"
 
 # The kubelet's fsGroup pass leaves the volume group-writable, and PostgreSQL refuses to start on
 # a data directory anyone but its owner may read.
 if [ -d "$PGDATA" ]; then chmod 0700 "$PGDATA"; fi
 
-wait_for_primary() {
-  until pg_isready -q ${primary}; do echo "waiting for the primary ${primaryHost}"; sleep 2; done
+# Every member's address (the headless Service publishes members that are not Ready too). This
+# member is not running yet, so it never answers itself.
+peers() {
+  getent ahostsv4 ${hosts.headless} | awk '{print $1}' | sort -u
+}
+
+# The address of the member that answers as the primary, if one does.
+find_primary() {
+  local host answer
+  for host in $(peers); do
+    answer="$(PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=5 psql -h "$host" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT NOT pg_is_in_recovery()' 2>/dev/null || true)"
+    if [ "$answer" = "t" ]; then echo "$host"; return 0; fi
+  done
+  return 1
+}
+
+# The timeline of this data directory's last checkpoint (not its PrevTimeLineID line).
+my_timeline() {
+  pg_controldata -D "$PGDATA" | awk -F: '/^Latest checkpoint.s TimeLineID/ {gsub(/ /, "", $2); print $2}'
+}
+
+# Whether a member that answers is on a newer timeline than this data directory: a standby was
+# promoted after this member last wrote, so this member was failed over from and must not go on
+# as the primary even when the new primary does not answer this very moment (a connection that
+# timed out on a loaded node). A member knows the newest timeline by its history file in pg_wal
+# (a standby fetches it when it follows a promotion; its last restartpoint may be older).
+newer_peer() {
+  local host mine theirs
+  mine="$(my_timeline)"
+  for host in $(peers); do
+    theirs="$(PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=5 psql -h "$host" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc \
+      "SELECT greatest((SELECT timeline_id FROM pg_control_checkpoint()), (SELECT coalesce(max(('x' || substr(name, 1, 8))::bit(32)::int), 0) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{8}[.]history$'))" 2>/dev/null || true)"
+    if [ -n "$theirs" ] && [ -n "$mine" ] && [ "$theirs" -gt "$mine" ]; then return 0; fi
+  done
+  return 1
+}
+
+any_peer_answers() {
+  local host
+  for host in $(peers); do
+    if pg_isready -q -t 2 -h "$host" -p ${POSTGRES.port}; then return 0; fi
+  done
+  return 1
 }
 
 # Initialises the primary in a directory beside PGDATA and renames it into place only when
@@ -102,46 +164,110 @@ SQL
   mv "$work" "$PGDATA"
 }
 
-if [ "$ordinal" = "0" ]; then
-  if [ ! -s "$PGDATA/PG_VERSION" ]; then init_primary; fi
-  exec postgres -D "$PGDATA" "\${flags[@]}"
-fi
-
-# A standby. Its slot on the primary keeps the WAL it has not received yet, so a standby that was
+# This member's slot on the primary keeps the WAL it has not received yet, so a standby that was
 # down for a while catches up instead of looping on "requested WAL segment has already been
-# removed"; a slot the primary gave up on (max_slot_wal_keep_size) means cloning again.
-wait_for_primary
-# The slot reserves WAL from the moment it is made, so a clone taken through it misses nothing.
+# removed". The slot reserves WAL from the moment it is made, so a clone taken through it misses
+# nothing.
 create_slot() {
-  psql ${primary} -U replicator -d postgres -v ON_ERROR_STOP=1 -tAc \\
+  psql -h "$1" -p ${POSTGRES.port} -U replicator -d postgres -v ON_ERROR_STOP=1 -tAc \\
     "SELECT pg_create_physical_replication_slot('$slot', true) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = '$slot')" >/dev/null
 }
-create_slot
-status="$(psql ${primary} -U replicator -d postgres -tAc "SELECT wal_status FROM pg_replication_slots WHERE slot_name = '$slot'")"
-if [ ! -s "$PGDATA/PG_VERSION" ] || [ "$status" = "lost" ]; then
-  if [ "$status" = "lost" ]; then
-    echo "the primary removed WAL this standby still needed: cloning again"
-    psql ${primary} -U replicator -d postgres -c "SELECT pg_drop_replication_slot('$slot')"
-    create_slot
-  fi
-  # Cloned beside PGDATA and renamed into place when complete: a clone killed half-way leaves only
-  # the scratch directory, removed on the next start.
-  work="$root/pgdata.clone"
+slot_status() {
+  psql -h "$1" -p ${POSTGRES.port} -U replicator -d postgres -tAc "SELECT wal_status FROM pg_replication_slots WHERE slot_name = '$slot'"
+}
+
+# Cloned beside PGDATA and renamed into place when complete: a clone killed half-way leaves only
+# the scratch directory, removed on the next start.
+clone_from() {
+  local work="$root/pgdata.clone"
   rm -rf "$work"
-  pg_basebackup ${primary} -U replicator -D "$work" -X stream -S "$slot" -R --checkpoint=fast
+  pg_basebackup -h "$1" -p ${POSTGRES.port} -U replicator -D "$work" -X stream -S "$slot" --checkpoint=fast
   chmod 0700 "$work"
-  rm -rf "$PGDATA"
+  if [ -e "$PGDATA" ]; then rm -rf "$root/pgdata.diverged"; mv "$PGDATA" "$root/pgdata.diverged"; fi
   mv "$work" "$PGDATA"
-fi
-# The connection to the primary is named here rather than left to what pg_basebackup wrote, with
-# a TCP user timeout: when the primary's pod comes back at a new address while cluster DNS still
-# answers the old one (TTL and cache), the node still holds the old address's neighbour entry for
-# a while, so the SYNs go to a pod that is gone and are dropped; the kernel retries them for about
+}
+
+# The connection to the primary goes through the read-write Service, so after a failover a standby
+# follows the new primary by itself (recovery_target_timeline is latest). With a TCP user timeout:
+# when the primary comes back at a new address while DNS or the node's neighbour table still hold
+# the old one, the SYNs go to a pod that is gone and are dropped; the kernel retries them for about
 # two minutes, and the walreceiver (which does not apply connect_timeout) waits all that time.
-# tcp_user_timeout ends such an attempt in seconds; the next one asks DNS again.
-# libpq reads the password from PGPASSWORD, exported above.
-exec postgres -D "$PGDATA" "\${flags[@]}" -c primary_slot_name="$slot" \\
-  -c primary_conninfo="host=${primaryHost} port=${POSTGRES.port} user=replicator application_name=$slot connect_timeout=${CONNECT_TIMEOUT_SECONDS} tcp_user_timeout=${CONNECT_TIMEOUT_SECONDS * 2000}"
+# tcp_user_timeout ends such an attempt in seconds. libpq reads the password from PGPASSWORD.
+start_standby() {
+  touch "$PGDATA/standby.signal"
+  exec postgres -D "$PGDATA" "\${flags[@]}" -c primary_slot_name="$slot" \\
+    -c primary_conninfo="host=${hosts.primaryService} port=${POSTGRES.port} user=replicator application_name=$slot connect_timeout=${CONNECT_TIMEOUT_SECONDS} tcp_user_timeout=${CONNECT_TIMEOUT_SECONDS * 2000}"
+}
+
+# Follows the primary at $1: a slot of its own there, cloned again when the primary gave up on it
+# (max_slot_wal_keep_size).
+follow() {
+  create_slot "$1"
+  if [ "$(slot_status "$1")" = "lost" ]; then
+    echo "the primary removed WAL this standby still needed: cloning again"
+    psql -h "$1" -p ${POSTGRES.port} -U replicator -d postgres -c "SELECT pg_drop_replication_slot('$slot')"
+    create_slot "$1"
+    clone_from "$1"
+  fi
+  start_standby
+}
+
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  until primary="$(find_primary)"; do
+    if [ "$ordinal" = "0" ] && ! any_peer_answers; then
+      init_primary
+      exec postgres -D "$PGDATA" "\${flags[@]}"
+    fi
+    echo "waiting for a primary to clone from"
+    sleep 2
+  done
+  create_slot "$primary"
+  clone_from "$primary"
+  start_standby
+fi
+
+# Onto the primary's timeline: a no-op ("no rewind required") unless this member holds WAL the
+# primary does not (a former primary, or a standby that received WAL past the new timeline's fork
+# point); when rewinding fails, cloning again (the old data is kept in pgdata.diverged).
+rewind_onto() {
+  local mine theirs
+  # A standby promoted moments ago records its new timeline in its control file only at the
+  # checkpoint that follows; before it, pg_rewind compares timeline 1 with timeline 1, says "no
+  # rewind required", and this member then loops on "new timeline forked off … before current
+  # recovery point" forever. A checkpoint on the primary first makes the timelines comparable.
+  PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'CHECKPOINT' >/dev/null 2>&1 || true
+  mine="$(my_timeline)"
+  theirs="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT timeline_id FROM pg_control_checkpoint()' || true)"
+  if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then return 0; fi
+  if ! PGPASSWORD="$POSTGRES_PASSWORD" pg_rewind -D "$PGDATA" \\
+    --source-server="host=$1 port=${POSTGRES.port} user=$POSTGRES_USER dbname=postgres connect_timeout=5"; then
+    echo "pg_rewind failed: cloning again"
+    create_slot "$1"
+    clone_from "$1"
+  fi
+}
+
+if [ -e "$PGDATA/standby.signal" ]; then
+  if primary="$(find_primary)"; then rewind_onto "$primary"; follow "$primary"; fi
+  start_standby
+fi
+
+# This member was a primary when it stopped. The operator promotes a standby only once this pod
+# has stopped, so while standbys answer a promotion may be moments away: look again after a while
+# (longer than failoverDelaySeconds' default, so a primary that crashed is failed over from rather
+# than racing the promotion) before going on as the primary. Alone, it starts at once.
+primary="$(find_primary)" || { any_peer_answers && sleep ${PRIMARY_RECHECK_SECONDS} && primary="$(find_primary)"; } || primary=""
+while [ -z "$primary" ] && newer_peer; do
+  echo "a member is on a newer timeline: this former primary was failed over from; waiting for the primary"
+  sleep 2
+  primary="$(find_primary)" || primary=""
+done
+if [ -n "$primary" ]; then
+  echo "$primary is the primary now: rejoining as its standby"
+  rewind_onto "$primary"
+  follow "$primary"
+fi
+exec postgres -D "$PGDATA" "\${flags[@]}"
 `;
 }
 
@@ -158,10 +284,15 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
   const name = "postgres";
   const settings = componentSpec(ctx.spec, info(name));
   const owner = ownerOf(ctx, name);
-  const primaryHost = podHost(name, 0, ctx.platform.namespace);
+  const ns = ctx.platform.namespace;
+  const hosts = {
+    primaryService: serviceHost(POSTGRES.service, ns),
+    headless: serviceHost(headlessServiceName(name), ns),
+  };
   const storage = settings.storage ?? "20Gi";
+  const synchronous = ctx.spec.infrastructure.postgres.synchronous;
   const config = {
-    "entrypoint.sh": entrypoint(primaryHost, slotWalLimit(storage)),
+    "entrypoint.sh": entrypoint(hosts, slotWalLimit(storage), synchronous),
     "ready.sh": READY_SCRIPT,
   };
   const secret = componentSecret(ctx, name, POSTGRES.secret, [
@@ -176,8 +307,17 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
     {
       ...workloadBase(ctx, name),
       ports: [{ name: "postgres", port: POSTGRES.port }],
-      // The read-write Service reaches the primary only.
-      serviceSelector: { "statefulset.kubernetes.io/pod-name": `${name}-0` },
+      // The read-write Service reaches the pod the operator labelled primary, Ready or not: the
+      // label is set only on the member that answered as the primary, and a standby just promoted
+      // is not Ready until its next probe.
+      serviceSelector: { [POSTGRES_ROLE_LABEL]: POSTGRES_ROLES.primary },
+      publishNotReadyAddresses: true,
+      // Every member starts at once, and what the peers answer decides the primary. In order
+      // (OrderedReady), a platform re-created on its retained volumes whose last primary was not
+      // ordinal 0 never started: postgres-0 came up as a standby of a primary that was not running,
+      // was never Ready (a standby is Ready only while it streams), and the former primary was
+      // never started after it.
+      podManagementPolicy: "Parallel",
       config,
       volumeClaims: [{ name: "data", storage }],
       volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
@@ -203,6 +343,11 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
             startupProbe: { ...accepting, periodSeconds: 5, failureThreshold: 720 },
             readinessProbe: { ...streaming, periodSeconds: 10, failureThreshold: 3 },
             livenessProbe: { ...accepting, periodSeconds: 20, timeoutSeconds: 5, failureThreshold: 6 },
+            // A fast shutdown (sessions ended, every WAL record sent to the standbys) instead of
+            // the smart one SIGTERM asks for, which waits for every client to leave.
+            lifecycle: {
+              preStop: { exec: { command: ["pg_ctl", "-D", PGDATA, "-m", "fast", "-w", "stop"] } },
+            },
             volumeMounts: [
               { name: "data", mountPath: DATA_DIR },
               { name: "scripts", mountPath: SCRIPTS_DIR, readOnly: true },
@@ -224,7 +369,8 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
     metadata: objectMeta(owner, POSTGRES.readOnlyService),
     spec: {
       type: "ClusterIP",
-      selector: selectorLabels(ctx.platform.name, name),
+      // Streaming standbys within maxStandbyLagBytes, as the operator labels them.
+      selector: { ...selectorLabels(ctx.platform.name, name), [POSTGRES_ROLE_LABEL]: POSTGRES_ROLES.standby },
       ports: [{ name: "postgres", port: POSTGRES.port, targetPort: "postgres", protocol: "TCP" }],
     },
   };

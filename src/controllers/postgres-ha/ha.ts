@@ -1,0 +1,407 @@
+// Postgres high availability, the effect layer: one pass per OntoPlatform observes every member
+// (its pod and node from the informer caches, its answers over SQL), lets decide() choose, and
+// carries the decision out through act() (Event, audit line, onto_actions_total):
+//   role labels  patch each pod's onto.paas/postgres-role (the Services select by it);
+//   promotion    write status.postgres.targetPrimary ahead, fence the old primary (label; for a
+//                switchover also no more writes and the target caught up), pg_promote() the
+//                target, label it primary, record it (status, Event, audit, metric);
+//   demotion     delete a pod that answers as a primary but is not the primary: it starts again,
+//                finds the primary and rejoins as its standby (pg_rewind or a fresh clone);
+//   slots        a replication slot for every other member on the primary, so standbys stream
+//                through a slot after a failover too.
+// Level-triggered: a restart in the middle finds targetPrimary in status and completes or forgets it.
+import {
+  NAME_LABEL,
+  POSTGRES_ROLE_LABEL,
+  POSTGRES_ROLES,
+  SWITCHOVER_REQUESTED_AT_ANNOTATION,
+  SWITCHOVER_TO_ANNOTATION,
+  resolveSpec,
+  type OntoPlatform,
+  type PostgresStatus,
+  type ResolvedSpec,
+} from "../../api/index.js";
+import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
+import { POSTGRES } from "../../render/index.js";
+import type { Logger, ReadonlyStore, Request, Result } from "../../runtime/index.js";
+import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
+import type { ActionRecorder } from "../shared/actions.js";
+import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
+import { writePlatformStatus } from "../shared/platform-status.js";
+import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
+import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
+import type { PostgresHaMetrics } from "./metrics.js";
+import { slotOf, type MemberSql } from "./sql.js";
+
+const COMPONENT = "postgres";
+/** How often members are looked at while there are standbys (failure detection). */
+const WATCH_MS = 1_000;
+const SINGLE_MEMBER_RECHECK_MS = 10_000;
+/** No automatic failover sooner than this after a promotion. */
+export const FAILOVER_COOLDOWN_MS = 30_000;
+/** How long a switchover waits for its target to receive the last WAL of the old primary. */
+const CATCH_UP_MS = 10_000;
+/** How long a switchover waits for the old primary's fast shutdown. */
+const STOP_WAIT_MS = 30_000;
+const POD_REF = { apiVersion: "v1", kind: "Pod" } as const;
+
+type Ref = { apiVersion: string; kind: string };
+type Pod = PodView & { status?: { podIP?: string } };
+
+export interface PostgresHaDeps {
+  client: KubeClient;
+  cache: (kind: Ref, namespace: string) => ReadonlyStore<KubeObject>;
+  pods: (namespace: string) => ReadonlyStore<KubeObject>;
+  nodes: () => ReadonlyStore<KubeObject>;
+  actions: ActionRecorder;
+  metrics: PostgresHaMetrics;
+  logger: Logger;
+  /** SQL to the members with the platform's credentials (read from its Secret). */
+  sql: (platform: OntoPlatform, password: () => string | undefined) => MemberSql;
+  now?: () => Date;
+}
+
+interface Observed {
+  members: MemberView[];
+  pods: Map<string, Pod>;
+}
+
+export class PostgresHa {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: PostgresHaDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async reconcile(platform: OntoPlatform, request: Request): Promise<Result> {
+    if (!platform.metadata.uid || isTerminating(platform)) return {};
+    let spec: ResolvedSpec;
+    try {
+      spec = resolveSpec(platform.spec);
+    } catch {
+      return {}; // the platform reconciler reports an invalid spec
+    }
+    if (spec.paused) return {};
+    const ns = platform.metadata.namespace;
+    const sts: WorkloadView | undefined = this.deps
+      .cache({ apiVersion: "apps/v1", kind: "StatefulSet" }, ns)
+      .getByName(ns, COMPONENT);
+    if (!sts) return {};
+    const replicas = sts.spec?.replicas ?? spec.infrastructure.postgres.replicas;
+    const client = this.deps.client.withSignal(request.signal);
+    const ctx: ActionContext = {
+      client,
+      recorder: this.deps.actions,
+      actor: "postgres-ha",
+      platform,
+      reconcileId: request.id,
+    };
+    const sql = this.deps.sql(platform, () => this.password(ns));
+    const observed = await this.observe(platform, replicas, sql);
+    const now = this.now();
+    const settings = spec.infrastructure.postgres;
+    const input = {
+      members: observed.members,
+      state: platform.status?.postgres,
+      now,
+      settings: {
+        failoverDelayMs: settings.failoverDelaySeconds * 1000,
+        maxLagBytes: settings.maxStandbyLagBytes,
+        cooldownMs: FAILOVER_COOLDOWN_MS,
+        automatic: spec.selfHealing.enabled,
+      },
+      nodes: this.nodeCount(spec),
+      switchover: switchoverRequest(platform),
+    };
+    const decision = decide(input);
+    let state = decision.state;
+    if (decision.withheld) state.failoverWithheld = decision.withheld;
+    else delete state.failoverWithheld;
+
+    if (decision.promote) {
+      // Written ahead: a restart from here on finds the promotion in status.
+      platform = await this.writeState(client, platform, { ...state, failoverWithheld: undefined });
+      state = await this.carryOut(ctx, sql, decision.promote, observed, state, now);
+    } else {
+      await this.applyLabels(ctx, observed, decision);
+      for (const name of decision.demote) await this.demote(ctx, ns, name, "a second primary");
+      await this.keepSlots(sql, observed, state);
+    }
+    await this.writeState(client, platform, state);
+    for (const m of state.members ?? [])
+      if (m.lagBytes !== undefined) this.deps.metrics.lag(platform, m.name, m.lagBytes);
+    return { requeueAfterMs: replicas > 1 ? WATCH_MS : SINGLE_MEMBER_RECHECK_MS };
+  }
+
+  private password(ns: string): string | undefined {
+    const secret: (KubeObject & { data?: Record<string, string> }) | undefined = this.deps
+      .cache({ apiVersion: "v1", kind: "Secret" }, ns)
+      .getByName(ns, POSTGRES.secret);
+    const encoded = secret?.data?.[POSTGRES.passwordKey];
+    return encoded ? Buffer.from(encoded, "base64").toString("utf8") : undefined;
+  }
+
+  private nodeCount(spec: ResolvedSpec): { ready: number; total: number } {
+    const pool = (this.deps.nodes().list() as NodeView[]).filter((n) => inPool(n, spec.global.nodePool));
+    return { total: pool.length, ready: pool.filter((n) => !isNotReady(n)).length };
+  }
+
+  private async observe(platform: OntoPlatform, replicas: number, sql: MemberSql): Promise<Observed> {
+    const ns = platform.metadata.namespace;
+    const key = `${ns}/${platform.metadata.name}`;
+    const pods = new Map<string, Pod>();
+    for (const pod of this.deps.pods(ns).byNamespace(ns) as Pod[]) {
+      if (platformKeyOfPod(pod) !== key || pod.metadata?.labels?.[NAME_LABEL] !== COMPONENT) continue;
+      pods.set(pod.metadata.name ?? "", pod);
+    }
+    const nodes = this.deps.nodes();
+    const names = Array.from({ length: replicas }, (_, i) => `${COMPONENT}-${i}`);
+    const members = await Promise.all(
+      names.map(async (name): Promise<MemberView> => {
+        const pod = pods.get(name);
+        if (!pod) return { name, pod: "absent", nodeReady: false };
+        const nodeName = pod.spec?.nodeName;
+        const node = nodeName ? nodes.getByName("", nodeName) : undefined;
+        const ip = pod.status?.podIP;
+        return {
+          name,
+          // A pod whose containers have stopped is gone for Postgres, even before it is removed.
+          pod: !isTerminating(pod) ? "present" : containersRunning(pod) ? "terminating" : "absent",
+          nodeReady: node !== undefined && !isNotReady(node),
+          label: pod.metadata?.labels?.[POSTGRES_ROLE_LABEL],
+          sql: ip && !isTerminating(pod) ? await sql.observe(ip) : undefined,
+        };
+      }),
+    );
+    return { members, pods };
+  }
+
+  private async applyLabels(ctx: ActionContext, observed: Observed, decision: HaDecision): Promise<void> {
+    // Fenced and demoted first, so two pods never carry the primary label at once.
+    const order = Object.entries(decision.labels).sort(([, a], [, b]) =>
+      a === POSTGRES_ROLES.primary ? 1 : b === POSTGRES_ROLES.primary ? -1 : 0,
+    );
+    for (const [name, role] of order) {
+      const pod = observed.pods.get(name);
+      if (pod?.metadata?.labels?.[POSTGRES_ROLE_LABEL] === role) continue;
+      await act(ctx, labelAction(ctx, name, role));
+    }
+  }
+
+  private async demote(ctx: ActionContext, ns: string, name: string, why: string): Promise<void> {
+    await act(ctx, {
+      verb: "delete",
+      target: podRef(ns, name),
+      reason: "PostgresDemoted",
+      message: `Postgres ${name} answers as a primary but is not the primary (${why}): deleted so it rejoins as a standby`,
+      warning: true,
+      label: `demote ${name}`,
+      run: (client) => client.delete(podRef(ns, name)),
+    });
+  }
+
+  private async keepSlots(sql: MemberSql, observed: Observed, state: PostgresStatus): Promise<void> {
+    const primary = state.currentPrimary;
+    const ip = primary ? observed.pods.get(primary)?.status?.podIP : undefined;
+    const answering = observed.members.find((m) => m.name === primary)?.sql;
+    if (!ip || !answering || answering.inRecovery) return;
+    const slots = observed.members.filter((m) => m.name !== primary).map((m) => slotOf(m.name));
+    await sql
+      .ensureSlots(ip, slots)
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ error: String(err) }, "could not create replication slots on the primary"),
+      );
+  }
+
+  /** A promotion, step by step; resolves to the status to write. */
+  private async carryOut(
+    ctx: ActionContext,
+    sql: MemberSql,
+    promotion: Promotion,
+    observed: Observed,
+    state: PostgresStatus,
+    now: Date,
+  ): Promise<PostgresStatus> {
+    const ns = ctx.platform.metadata?.namespace ?? "";
+    const { from, to } = promotion;
+    const fromIp = observed.pods.get(from)?.status?.podIP;
+    const toIp = observed.pods.get(to)?.status?.podIP;
+    const back = (message: string, outcome: "Refused" | undefined): PostgresStatus => ({
+      ...state,
+      targetPrimary: from,
+      ...(state.switchover && promotion.planned && outcome
+        ? { switchover: { ...state.switchover, outcome, message } }
+        : {}),
+    });
+    if (!toIp) return back(`${to} has no address`, "Refused");
+
+    if (promotion.planned && fromIp) {
+      // No write is lost: the old primary stops taking writes, and the target is promoted only
+      // once it has received everything the old primary wrote.
+      let until: bigint;
+      try {
+        until = await sql.stopWrites(fromIp);
+      } catch (err) {
+        return back(`could not stop writes on ${from}: ${String(err)}`, "Refused");
+      }
+      const caughtUp = await this.waitCaughtUp(sql, toIp, until);
+      if (!caughtUp) {
+        await sql.resumeWrites(fromIp).catch(() => undefined);
+        return back(`${to} did not receive the primary's last WAL within ${CATCH_UP_MS / 1000}s`, "Refused");
+      }
+    } else if (fromIp) {
+      // The primary may have come back since it was looked at.
+      const again = await sql.observe(fromIp);
+      if (
+        again &&
+        !again.inRecovery &&
+        observed.pods.get(from) &&
+        !isTerminating(observed.pods.get(from) as Pod)
+      )
+        return back(`${from} answers again`, undefined);
+    }
+
+    const fromPod = observed.pods.get(from);
+    if (fromPod && !isTerminating(fromPod)) await act(ctx, labelAction(ctx, from, POSTGRES_ROLES.fenced));
+    if (fromPod && isTerminating(fromPod) && containersRunning(fromPod)) {
+      // Deleted: its fast shutdown is under way; promote once it has handed over its last WAL.
+      await this.waitStopped(ns, fromPod);
+    }
+    if (promotion.planned && fromPod && !isTerminating(fromPod)) {
+      // The old primary stops before the target is promoted: its fast shutdown sends the shutdown
+      // checkpoint to every standby, so none holds WAL past the new timeline's fork point (one
+      // that did could not follow the new primary). Its pod starts again and finds the new primary.
+      await this.demote(ctx, ns, from, "switched over");
+      const stopped = await this.waitStopped(ns, fromPod);
+      if (!stopped) this.deps.logger.warn({ from }, "the old primary did not stop in time; promoting anyway");
+    }
+    const started = Date.now();
+    let timeline = 0;
+    const promoted = await act(ctx, {
+      verb: "promote",
+      target: podRef(ns, to),
+      reason: promotion.planned ? "PostgresSwitchover" : "PostgresFailover",
+      message: promotion.planned
+        ? `Postgres switchover: ${to} promoted, ${from} steps down`
+        : `Postgres failover: ${from} lost (${promotion.reason}); ${to} (the most advanced standby) promoted`,
+      warning: !promotion.planned,
+      failure: { reason: "PostgresPromotionFailed", message: `Postgres: promoting ${to} failed` },
+      label: `promote ${to}`,
+      run: async () => {
+        timeline = await sql.promote(toIp);
+        return true;
+      },
+    });
+    if (!promoted.ok) {
+      // targetPrimary stays as written ahead: if the promotion went through after all, the next
+      // pass finds the target answering as the primary and completes it.
+      const message = `promoting ${to} did not confirm (${promoted.error}): looking again`;
+      return {
+        ...state,
+        ...(state.switchover && promotion.planned ? { switchover: { ...state.switchover, message } } : {}),
+      };
+    }
+    await act(ctx, labelAction(ctx, to, POSTGRES_ROLES.primary));
+    this.deps.metrics.promoted(promotion.reason, (Date.now() - started) / 1000);
+    this.deps.logger.info({ from, to, reason: promotion.reason, timeline }, "postgres promoted");
+    const members = (state.members ?? []).map((m) =>
+      m.name === to
+        ? { name: to, role: POSTGRES_ROLES.primary }
+        : m.name === from
+          ? { ...m, role: POSTGRES_ROLES.fenced }
+          : m,
+    );
+    const next: PostgresStatus = {
+      ...state,
+      currentPrimary: to,
+      targetPrimary: to,
+      members,
+      lastFailover: { at: now.toISOString(), from, to, reason: promotion.reason },
+    };
+    delete next.primaryUnreachableSince;
+    delete next.failoverWithheld;
+    if (timeline > 0) next.timeline = timeline;
+    // A switchover resumed after its first promotion did not confirm is done too.
+    if (
+      state.switchover &&
+      (promotion.planned || (state.switchover.outcome === "InProgress" && state.switchover.to === to))
+    )
+      next.switchover = {
+        ...state.switchover,
+        to,
+        outcome: "Done",
+        message: `${to} is the primary; ${from} rejoins as a standby`,
+      };
+    return next;
+  }
+
+  /** Waits until the old primary has stopped: its pod gone, replaced, or its containers stopped. */
+  private async waitStopped(ns: string, pod: Pod): Promise<boolean> {
+    const deadline = Date.now() + STOP_WAIT_MS;
+    while (Date.now() < deadline) {
+      const now = await this.deps.client
+        .get<Pod>(podRef(ns, pod.metadata?.name ?? ""))
+        .catch(() => undefined);
+      if (!now || now.metadata?.uid !== pod.metadata?.uid) return true;
+      if (!containersRunning(now)) return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return false;
+  }
+
+  private async waitCaughtUp(sql: MemberSql, host: string, until: bigint): Promise<boolean> {
+    const deadline = Date.now() + CATCH_UP_MS;
+    while (Date.now() < deadline) {
+      const view = await sql.observe(host);
+      const at = view?.receivedLsn ?? view?.replayLsn;
+      if (at !== undefined && at >= until) return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return false;
+  }
+
+  /** Writes status.postgres; resolves to the platform to go on with. */
+  private async writeState(
+    client: KubeClient,
+    platform: OntoPlatform,
+    state: PostgresStatus,
+  ): Promise<OntoPlatform> {
+    const clean = JSON.parse(JSON.stringify(state)) as PostgresStatus; // drops undefined fields
+    const written = await writePlatformStatus(client, platform, (current) => ({
+      ...current,
+      postgres: clean,
+    }));
+    return written ?? platform;
+  }
+}
+
+function containersRunning(pod: Pod): boolean {
+  return pod.status?.containerStatuses?.some((c) => c.state?.running !== undefined) ?? false;
+}
+
+function podRef(namespace: string, name: string): ObjectRef {
+  return { ...POD_REF, namespace, name };
+}
+
+function labelAction(ctx: ActionContext, name: string, role: string): ClusterAction {
+  const ns = ctx.platform.metadata?.namespace ?? "";
+  return {
+    verb: role === POSTGRES_ROLES.fenced ? "fence" : "patch",
+    target: podRef(ns, name),
+    reason: "PostgresRole",
+    message: `Postgres ${name} is ${role}`,
+    label: `label ${name} ${role}`,
+    run: async (client) => {
+      await client.mergePatch(podRef(ns, name), { metadata: { labels: { [POSTGRES_ROLE_LABEL]: role } } });
+      return true;
+    },
+  };
+}
+
+function switchoverRequest(platform: OntoPlatform): { requestedAt: string; to?: string } | undefined {
+  const annotations = platform.metadata.annotations ?? {};
+  const requestedAt = annotations[SWITCHOVER_REQUESTED_AT_ANNOTATION];
+  if (!requestedAt) return undefined;
+  const to = annotations[SWITCHOVER_TO_ANNOTATION];
+  return { requestedAt, ...(to ? { to } : {}) };
+}

@@ -1,0 +1,344 @@
+// Postgres high availability on the real node: a primary and two standbys of the platform, the
+// operator in-process (under its generated RBAC) failing over and switching over with pg_promote()
+// over SQL. A client pod on the node writes through the `postgres` Service (its ClusterIP, as the
+// platform's services do) every 100 ms the whole time, and the host samples pg_is_in_recovery() on
+// every member every 200 ms: the figures printed are failover and switchover times, failed writes,
+// the longest write gap, acknowledged writes lost, and moments with two writable primaries.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POSTGRES_ROLE_LABEL, type OntoPlatform } from "../../src/api/index.js";
+import { POSTGRES } from "../../src/render/endpoints.js";
+import { awaitSwitchover, requestSwitchover, SwitchoverRefused } from "../../src/cli/commands/switchover.js";
+import { eventually } from "../support/cluster.js";
+import { readPlatform } from "../support/platform.js";
+import {
+  deletePod,
+  killContainer,
+  podsOf,
+  postgresPassword,
+  query,
+  startRealPlatform,
+  withPostgres,
+  type RealPlatform,
+} from "./platform-support.js";
+import { createPod, IMAGE_REFS, kubectl, loadImages, onRealNode, realNodes, waitRunning } from "./support.js";
+
+let p: RealPlatform;
+let ns = "";
+let password = "";
+const MEMBERS = ["postgres-0", "postgres-1", "postgres-2"];
+const figures: Record<string, string> = {};
+
+/** Runs on the real node, writing one row through the read-write Service every 100 ms. */
+const WRITER = `
+i=0
+until psql -h ${POSTGRES.service} -U ${POSTGRES.user} -d ${POSTGRES.database} -Atqc 'CREATE TABLE IF NOT EXISTS ha_writes (id bigint PRIMARY KEY, at timestamptz DEFAULT now())' >/dev/null 2>&1; do sleep 0.5; done
+echo ready
+while true; do
+  i=$((i+1))
+  if out="$(psql -h ${POSTGRES.service} -U ${POSTGRES.user} -d ${POSTGRES.database} -Atqc "INSERT INTO ha_writes (id) VALUES ($i)" 2>&1)"; then
+    echo "ok $i $(date +%s%3N)"
+  else
+    echo "fail $i $(date +%s%3N) $(echo "$out" | head -1)"
+  fi
+  sleep 0.1
+done`;
+
+interface WriteLog {
+  ok: { id: number; at: number }[];
+  failed: { id: number; at: number; why: string }[];
+}
+
+async function writerLog(): Promise<WriteLog> {
+  const res = await kubectl(["logs", "-n", ns, "pg-writer", "--tail=-1"], { timeoutMs: 60_000 });
+  const log: WriteLog = { ok: [], failed: [] };
+  for (const line of res.stdout.split("\n")) {
+    const [kind, id, at, ...why] = line.split(" ");
+    if (kind === "ok") log.ok.push({ id: Number(id), at: Number(at) });
+    if (kind === "fail") log.failed.push({ id: Number(id), at: Number(at), why: why.join(" ") });
+  }
+  return log;
+}
+
+/** Failed writes and the longest gap between two acknowledged writes in [from, to]. */
+function gapIn(log: WriteLog, from: number, to: number): { failed: number; longestGapMs: number } {
+  const oks = log.ok.filter((w) => w.at >= from && w.at <= to).map((w) => w.at);
+  let longest = 0;
+  for (let i = 1; i < oks.length; i++) longest = Math.max(longest, (oks[i] ?? 0) - (oks[i - 1] ?? 0));
+  return { failed: log.failed.filter((w) => w.at >= from && w.at <= to).length, longestGapMs: longest };
+}
+
+/** Samples pg_is_in_recovery() on every member every 200 ms; counts moments with two writable. */
+class Sampler {
+  moments = 0;
+  doubled: string[] = [];
+  private stopped = false;
+  private readonly done: Promise<void>;
+  private ips = new Map<string, string>();
+
+  constructor() {
+    this.done = this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    let refreshed = 0;
+    while (!this.stopped) {
+      const t = Date.now();
+      if (t - refreshed > 1_000) {
+        refreshed = t;
+        const pods = await podsOf(ns, "postgres").catch(() => []);
+        this.ips = new Map(
+          pods.filter((x) => x.status?.podIP).map((x) => [x.metadata?.name ?? "", x.status?.podIP ?? ""]),
+        );
+      }
+      const answers = await Promise.all(
+        [...this.ips].map(async ([name, ip]) => {
+          const rows = await withPostgres(
+            ip,
+            password,
+            async (c) => (await c.query<{ r: boolean }>("SELECT pg_is_in_recovery() AS r")).rows,
+            POSTGRES.port,
+          ).catch(() => undefined);
+          return rows?.[0]?.r === false ? name : undefined;
+        }),
+      );
+      const writable = answers.filter((a): a is string => a !== undefined);
+      this.moments++;
+      if (writable.length > 1) this.doubled.push(`${new Date(t).toISOString()} ${writable.join(",")}`);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 200 - (Date.now() - t))));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.done;
+  }
+}
+
+async function state(): Promise<NonNullable<NonNullable<OntoPlatform["status"]>["postgres"]>> {
+  return (await readPlatform(p.client, ns, p.name)).status?.postgres ?? {};
+}
+
+async function primaryName(): Promise<string> {
+  return eventually("a primary in status.postgres", async () => (await state()).currentPrimary, 120_000, 500);
+}
+
+async function ipOf(name: string): Promise<string> {
+  return eventually(
+    `${name} has an address`,
+    async () => (await podsOf(ns, "postgres")).find((x) => x.metadata?.name === name)?.status?.podIP,
+    240_000,
+    500,
+  );
+}
+
+/** Waits until `name` answers as a standby streaming from the primary, and two standbys stream. */
+async function rejoined(name: string, timeoutMs = 300_000): Promise<void> {
+  await eventually(
+    `${name} streaming as a standby`,
+    async () => {
+      const s = await state();
+      const primary = s.currentPrimary ?? "";
+      if (primary === name) return undefined;
+      const rows = await query<{ n: string }>(
+        await ipOf(primary),
+        password,
+        "SELECT count(*) AS n FROM pg_stat_replication WHERE state = 'streaming'",
+      ).catch(() => []);
+      const me = s.members?.find((m) => m.name === name);
+      return rows[0]?.n === "2" && me?.role === "standby" ? true : undefined;
+    },
+    timeoutMs,
+    1_000,
+  );
+}
+
+async function firstOkAfter(t: number, timeoutMs = 120_000): Promise<number> {
+  return eventually(
+    "a write accepted through postgres",
+    async () => (await writerLog()).ok.find((w) => w.at > t)?.at,
+    timeoutMs,
+    500,
+  );
+}
+
+/** Acknowledged writes (ids) not present on the primary now. */
+async function lostWrites(upTo: number): Promise<number[]> {
+  const log = await writerLog();
+  const acked = log.ok.filter((w) => w.at <= upTo).map((w) => w.id);
+  const rows = await query<{ id: string }>(
+    await ipOf(await primaryName()),
+    password,
+    "SELECT id FROM ha_writes WHERE id = ANY($1::bigint[])",
+    [acked],
+  );
+  const present = new Set(rows.map((r) => Number(r.id)));
+  return acked.filter((id) => !present.has(id));
+}
+
+let sampler: Sampler;
+
+beforeAll(async () => {
+  realNodes();
+  await loadImages(["postgres"]);
+  p = await startRealPlatform("pgha", {
+    customize: (platform) => {
+      // Only Postgres runs for real: the rest of the platform stays on the simulated nodes.
+      const spec = platform.spec;
+      for (const c of [
+        spec.infrastructure?.redis,
+        spec.infrastructure?.minio,
+        spec.controlPlane?.authService,
+        spec.dataPlane?.dataService,
+      ])
+        if (c) delete c.nodePool;
+    },
+  });
+  ns = p.namespace;
+  password = await postgresPassword(ns);
+  await createPod(
+    ns,
+    "pg-writer",
+    onRealNode({
+      containers: [
+        {
+          name: "writer",
+          image: IMAGE_REFS.postgres,
+          imagePullPolicy: "Never",
+          command: ["bash", "-c", WRITER],
+          env: [
+            {
+              name: "PGPASSWORD",
+              valueFrom: { secretKeyRef: { name: POSTGRES.secret, key: POSTGRES.passwordKey } },
+            },
+            { name: "PGCONNECT_TIMEOUT", value: "2" },
+          ],
+        },
+      ],
+      terminationGracePeriodSeconds: 0,
+    }),
+  );
+  await waitRunning(ns, "pg-writer");
+  await firstOkAfter(0, 240_000);
+  for (const m of MEMBERS.slice(1)) await rejoined(m);
+  sampler = new Sampler();
+}, 900_000);
+
+afterAll(async () => {
+  await sampler?.stop();
+  if (sampler) figures["samples of pg_is_in_recovery() on every member"] = String(sampler.moments);
+  if (sampler) figures["moments with two writable primaries"] = String(sampler.doubled.length);
+  console.log(
+    `[postgres-ha] figures\n${Object.entries(figures)
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join("\n")}`,
+  );
+  if (sampler?.doubled.length) console.log(`[postgres-ha] two primaries at: ${sampler.doubled.join("; ")}`);
+  await p?.operator.stop();
+});
+
+describe("Postgres failover on the real node", () => {
+  it("labels the members by role: one primary in status, the standbys streaming", async () => {
+    const s = await state();
+    expect(s.members?.map((m) => m.role).sort()).toEqual(["primary", "standby", "standby"]);
+    const pods = await podsOf(ns, "postgres");
+    const labels = pods.map((x) => x.metadata?.labels?.[POSTGRES_ROLE_LABEL]).sort();
+    expect(labels).toEqual(["primary", "standby", "standby"]);
+    expect(s.timeline).toBeGreaterThanOrEqual(1);
+  });
+
+  it("the primary's pod deleted: the freshest standby is promoted, writes resume through postgres, the old primary rejoins", async () => {
+    const old = await primaryName();
+    const t0 = Date.now();
+    await deletePod(ns, old);
+    const promoted = await eventually(
+      "a new primary",
+      async () => {
+        const s = await state();
+        return s.currentPrimary && s.currentPrimary !== old ? s : undefined;
+      },
+      120_000,
+      200,
+    );
+    const decided = Date.parse(promoted.lastFailover?.at ?? "");
+    // Writes accepted after the fault but before the promotion went to the old primary while it
+    // shut down: the first write after the promotion is the one through the new primary.
+    const ok = await firstOkAfter(decided);
+    figures[`pod deleted: fault -> promotion decided (s)`] = ((decided - t0) / 1000).toFixed(1);
+    figures[`pod deleted: detection -> writes accepted (s)`] = ((ok - decided) / 1000).toFixed(1);
+    expect(promoted.lastFailover?.reason).toBe("PrimaryPodGone");
+    await rejoined(old);
+    const lost = await lostWrites(t0);
+    figures["pod deleted: acknowledged writes lost (async)"] = String(lost.length);
+    const gap = gapIn(await writerLog(), t0 - 1_000, ok + 1_000);
+    figures["pod deleted: failed writes / longest gap (ms)"] = `${gap.failed} / ${gap.longestGapMs}`;
+    expect(sampler.doubled).toEqual([]);
+  });
+
+  it("the primary's process killed (SIGKILL): writes resume, one primary at every sample, every member streams again", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 31_000)); // the failover cooldown
+    const old = await primaryName();
+    const t0 = Date.now();
+    await killContainer(ns, old, "postgres");
+    // Either the killed primary restarts in place or, while it waits for a promotion, a standby is
+    // promoted after failoverDelaySeconds: wait long enough to know which, then time the writes.
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    const s = await state();
+    const failedOver = s.lastFailover !== undefined && Date.parse(s.lastFailover.at) > t0;
+    const ok = await firstOkAfter(failedOver ? Date.parse(s.lastFailover?.at ?? "") : t0);
+    figures["process killed: fault -> writes accepted (s)"] = ((ok - t0) / 1000).toFixed(1);
+    figures["process killed: outcome"] = failedOver
+      ? `failover to ${s.currentPrimary} (${s.lastFailover?.reason}) ${((Date.parse(s.lastFailover?.at ?? "") - t0) / 1000).toFixed(1)} s after the kill`
+      : `${old} restarted in place and stayed the primary (no failover needed)`;
+    for (const m of MEMBERS.filter((x) => x !== s.currentPrimary)) await rejoined(m);
+    figures["process killed: acknowledged writes lost (async)"] = String((await lostWrites(t0)).length);
+    expect(sampler.doubled).toEqual([]);
+  });
+});
+
+describe("Postgres switchover on the real node", () => {
+  it("refuses a switchover to a member that does not exist, or to the primary, with the reason", async () => {
+    await expect(requestSwitchover(p.client, ns, p.name, "postgres-7")).rejects.toThrow(
+      new SwitchoverRefused(
+        "postgres-7 is not a Postgres member (members: postgres-0, postgres-1, postgres-2)",
+      ),
+    );
+    const primary = await primaryName();
+    await expect(requestSwitchover(p.client, ns, p.name, primary)).rejects.toThrow(
+      `${primary} is already the primary`,
+    );
+  });
+
+  for (const run of [1, 2, 3]) {
+    it(`switches over on request (run ${run}): no acknowledged write lost, the old primary rejoins`, async () => {
+      const old = await primaryName();
+      for (const m of MEMBERS.filter((x) => x !== old)) await rejoined(m);
+      const to = MEMBERS.filter((x) => x !== old)[run % 2] ?? "postgres-1";
+      const t0 = Date.now();
+      const requestedAt = await requestSwitchover(p.client, ns, p.name, to);
+      const answer = await awaitSwitchover(p.client, ns, p.name, requestedAt, 120_000);
+      const done = Date.now();
+      expect(answer.outcome, answer.message).toBe("Done");
+      const ok = await firstOkAfter(Date.now() - 100);
+      await rejoined(old);
+      const gap = gapIn(await writerLog(), t0, ok + 2_000);
+      figures[`switchover ${run}: ${old} -> ${to}: request -> done (s)`] = ((done - t0) / 1000).toFixed(1);
+      figures[`switchover ${run}: failed writes / longest write gap (ms)`] =
+        `${gap.failed} / ${gap.longestGapMs}`;
+      figures[`switchover ${run}: acknowledged writes lost`] = String((await lostWrites(t0)).length);
+      expect(await lostWrites(t0)).toEqual([]);
+      expect(sampler.doubled).toEqual([]);
+    });
+  }
+});
+
+// A figure for the report: the writer's whole log.
+afterAll(async () => {
+  const log = await writerLog().catch(() => undefined);
+  if (log)
+    console.log(
+      `[postgres-ha] writer: ${log.ok.length} acknowledged, ${log.failed.length} failed; first failures: ${log.failed
+        .slice(0, 3)
+        .map((f) => f.why)
+        .join(" | ")}`,
+    );
+});
