@@ -47,11 +47,11 @@ const REASON_DOCS = {
     means: "every enabled component has all its pods Ready at its version",
     todo: "",
   },
-  ComponentsChanging: {
+  ComponentsScaling: {
     conditions: ["Available"],
     status: "True",
     means:
-      "some components are scaling or rolling (an autoscaler's change, a rolling update) with at least their wanted number of pods Ready; the platform stays Running",
+      "some components are changing only their number of pods (an autoscaler's step) with at least the wanted number Ready; the platform stays Running",
     todo: "",
   },
   ComponentsNotReady: {

@@ -68,7 +68,7 @@ describe("computeStatus", () => {
     expect(later.components?.controlPlane).toBe("Ready");
   });
 
-  it("stays Running while an autoscaler scales a component with every wanted pod Ready, and not when a pod is lost", () => {
+  it("stays Running while an autoscaler scales a component with every wanted pod Ready, not during a rollout or when a pod is lost", () => {
     const running = computeStatus(input({}));
     const scaledDown = workloads();
     const gateway = scaledDown.get("gateway");
@@ -80,12 +80,35 @@ describe("computeStatus", () => {
     expect(during.componentStatuses?.gateway?.phase).toBe("Progressing");
     expect(during.conditions?.find((c) => c.type === "Available")).toMatchObject({
       status: "True",
-      reason: "ComponentsChanging",
+      reason: "ComponentsScaling",
     });
     // Before the platform was ever Running, the same state is still Provisioning.
     expect(computeStatus(input({ workloads: scaledDown })).phase).toBe("Provisioning");
     const lost = computeStatus(input({ previous: running, workloads: workloads(["gateway"]), now: T1 }));
     expect(lost.phase).toBe("Degraded");
+    // A template rollout is not a scale, even with every pod Ready: Running still means rolled out.
+    const rolling = workloads();
+    rolling.set("gateway", {
+      ...gateway,
+      generation: 2,
+      status: { observedGeneration: 2, replicas: 3, readyReplicas: 2, updatedReplicas: 1 },
+    });
+    expect(computeStatus(input({ previous: running, workloads: rolling, now: T1 })).phase).toBe("Degraded");
+    // The rollout's tail: every wanted pod updated and Ready, an old pod still going.
+    rolling.set("gateway", {
+      ...gateway,
+      generation: 2,
+      status: { observedGeneration: 2, replicas: 3, readyReplicas: 2, updatedReplicas: 2 },
+    });
+    expect(computeStatus(input({ previous: running, workloads: rolling, now: T1 })).phase).toBe("Degraded");
+    // A scale-down's tail: the surplus pod is of the current template.
+    rolling.set("gateway", {
+      ...gateway,
+      generation: 2,
+      spec: { replicas: 2 },
+      status: { observedGeneration: 2, replicas: 3, readyReplicas: 3, updatedReplicas: 3 },
+    });
+    expect(computeStatus(input({ previous: running, workloads: rolling, now: T1 })).phase).toBe("Running");
   });
 
   it("keeps a condition's lastTransitionTime while its status does not change", () => {

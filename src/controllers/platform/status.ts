@@ -93,6 +93,25 @@ function componentState(
   return { ...base, phase: "Progressing", message: what };
 }
 
+/**
+ * The workload's only change in flight is its replica count, with at least the wanted pods Ready:
+ * spec.replicas moved and its controller has not caught up yet, or surplus pods of the current
+ * template are still going after a scale-down. A template change leaves spec.replicas alone, and
+ * the old pods at a rollout's end are not of the current template, so neither counts.
+ */
+function onlyScaling(workload: ComponentWorkload | undefined): boolean {
+  const desired = workload?.spec?.replicas;
+  if (!workload || desired === undefined) return false;
+  const s = workload.status ?? {};
+  if ((s.readyReplicas ?? 0) < desired) return false;
+  const observed = (s.observedGeneration ?? 0) >= (workload.generation ?? 0);
+  if (!observed) return (s.replicas ?? 0) !== desired;
+  if (workload.kind === "StatefulSet")
+    return s.currentRevision === undefined || s.currentRevision === s.updateRevision;
+  // Surplus pods all of the current template: a scale-down. Surplus of an older one: a rollout's tail.
+  return (s.updatedReplicas ?? 0) >= Math.max(desired, s.replicas ?? 0);
+}
+
 function planeState(states: ComponentState[]): PlaneState {
   if (states.length === 0) return "Disabled";
   return states.every((s) => s.phase === "Ready") ? "Ready" : "NotReady";
@@ -139,11 +158,14 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
   const readyCount = states.filter(([, s]) => s.phase === "Ready").length;
   const notReady = states.filter(([, s]) => s.phase !== "Ready");
   const allReady = notReady.length === 0;
-  // A component that is scaling or rolling with at least its wanted number of pods Ready (an
-  // autoscaler scaling down, a surge rollout) has lost nothing a user sees: a platform that was
-  // Running stays Running through it instead of flickering Degraded on every autoscaler step.
-  const changingWithAllPods = notReady.filter(([, s]) => s.phase === "Progressing" && s.ready >= s.desired);
-  const available = notReady.length === changingWithAllPods.length;
+  // A component whose only change is its number of pods (an autoscaler's step) with at least the
+  // wanted number Ready has lost nothing a user sees: a platform that was Running stays Running
+  // instead of flickering Degraded on every step. A template rollout still counts as not Ready, so
+  // Running keeps meaning "rolled out".
+  const scaling = notReady.filter(
+    ([n, s]) => s.phase === "Progressing" && onlyScaling(input.workloads.get(n)),
+  );
+  const available = notReady.length === scaling.length;
 
   let conditions: Condition[] = [...(previous?.conditions ?? [])];
   const set = (c: ReturnType<typeof condition>): void => {
@@ -167,9 +189,9 @@ export function computeStatus(input: StatusInput): OntoPlatformStatus {
       condition(
         CONDITION.Available,
         "True",
-        REASON.ComponentsChanging,
+        REASON.ComponentsScaling,
         boundedText(
-          `${readyCount}/${states.length} components ready; ${notReady.map(([n]) => n).join(", ")} changing with every wanted pod Ready`,
+          `${readyCount}/${states.length} components ready; ${notReady.map(([n]) => n).join(", ")} scaling with every wanted pod Ready`,
         ),
       ),
     );
