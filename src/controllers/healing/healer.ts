@@ -30,15 +30,9 @@ import {
   type ResolvedSpec,
 } from "../../api/index.js";
 import type { KubeClient, KubeObject } from "../../kube/index.js";
-import {
-  canonical,
-  type Logger,
-  type ReadonlyStore,
-  type Request,
-  type Result,
-} from "../../runtime/index.js";
+import { canonical, type Request, type Result } from "../../runtime/index.js";
 import { act, record, type ActionContext } from "../shared/act.js";
-import type { ActionRecorder } from "../shared/actions.js";
+import type { PlatformViews } from "../shared/platform-views.js";
 import { isTerminating, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import { StaleStatusError, writePlatformStatus } from "../shared/platform-status.js";
 import { podUnderUpgrade } from "../upgrade/index.js";
@@ -56,21 +50,10 @@ import {
 /** How long a force-deleted pod's UID is remembered (see Healer.freed). */
 const FREED_MEMORY_MS = 10 * 60_000;
 
-type Ref = { apiVersion: string; kind: string };
-
-export interface HealerDeps {
-  client: KubeClient;
-  /** Synced informer cache of a kind for a namespace (the platform controller's caches). */
-  cache: (kind: Ref, namespace: string) => ReadonlyStore<KubeObject>;
-  /** The platform pods of a namespace. */
-  pods: (namespace: string) => ReadonlyStore<KubeObject>;
-  nodes: () => ReadonlyStore<KubeObject>;
-  actions: ActionRecorder;
+export interface HealerDeps extends PlatformViews {
   metrics: HealingMetrics;
-  logger: Logger;
   /** Asks the platform controller to reconcile `key` (to render a new memory override). */
   requestReconcile: (key: string) => void;
-  now?: () => Date;
 }
 
 /** The platform key ("namespace/name") a platform pod belongs to, from its labels. */

@@ -23,11 +23,11 @@ import {
 } from "../../api/index.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
 import { POSTGRES } from "../../render/index.js";
-import type { Logger, ReadonlyStore, Request, Result } from "../../runtime/index.js";
+import type { Request, Result } from "../../runtime/index.js";
 import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
-import type { ActionRecorder } from "../shared/actions.js";
 import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import { writePlatformStatus } from "../shared/platform-status.js";
+import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
 import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
@@ -45,20 +45,12 @@ const CATCH_UP_MS = 10_000;
 const STOP_WAIT_MS = 30_000;
 const POD_REF = { apiVersion: "v1", kind: "Pod" } as const;
 
-type Ref = { apiVersion: string; kind: string };
 type Pod = PodView & { status?: { podIP?: string } };
 
-export interface PostgresHaDeps {
-  client: KubeClient;
-  cache: (kind: Ref, namespace: string) => ReadonlyStore<KubeObject>;
-  pods: (namespace: string) => ReadonlyStore<KubeObject>;
-  nodes: () => ReadonlyStore<KubeObject>;
-  actions: ActionRecorder;
+export interface PostgresHaDeps extends PlatformViews {
   metrics: PostgresHaMetrics;
-  logger: Logger;
   /** SQL to the members with the platform's credentials (read from its Secret). */
   sql: (platform: OntoPlatform, password: () => string | undefined) => MemberSql;
-  now?: () => Date;
 }
 
 interface Observed {
