@@ -3,6 +3,17 @@ import { describe, expect, it } from "vitest";
 import { POSTGRES_ROLES } from "../../api/index.js";
 import { decide, formatLsn, parseLsn, type HaInput, type MemberView } from "./decisions.js";
 
+/** A switchover postgres-0 -> postgres-1 in progress, as status records it. */
+function switchoverInProgress() {
+  const switchover = {
+    requestedAt: "2026-12-01T11:59:00Z",
+    to: "postgres-1",
+    outcome: "InProgress",
+    message: "",
+  };
+  return { switchover, state: { currentPrimary: "postgres-0", targetPrimary: "postgres-1", switchover } };
+}
+
 const NOW = new Date("2026-12-01T12:00:00Z");
 const SETTINGS = { failoverDelayMs: 5_000, maxLagBytes: 1024, cooldownMs: 30_000, automatic: true };
 
@@ -367,13 +378,7 @@ describe("Postgres HA decisions (cases)", () => {
   });
 
   it("promote a switchover's target again when its promotion did not confirm after the old primary stepped down", () => {
-    const switchover = {
-      requestedAt: "2026-12-01T11:59:00Z",
-      to: "postgres-1",
-      outcome: "InProgress",
-      message: "",
-    };
-    const state = { currentPrimary: "postgres-0", targetPrimary: "postgres-1", switchover };
+    const { state, switchover } = switchoverInProgress();
     const members = [
       member(0, undefined, { pod: "absent" }),
       member(1, { receivedLsn: 900n, streaming: false }),
@@ -385,13 +390,7 @@ describe("Postgres HA decisions (cases)", () => {
   });
 
   it("answer a switchover in progress when the primary is lost and another member is promoted", () => {
-    const switchover = {
-      requestedAt: "2026-12-01T11:59:00Z",
-      to: "postgres-1",
-      outcome: "InProgress",
-      message: "",
-    };
-    const state = { currentPrimary: "postgres-0", targetPrimary: "postgres-1", switchover };
+    const { state, switchover } = switchoverInProgress();
     const members = [
       member(0, undefined, { pod: "absent" }),
       member(1, undefined, { pod: "absent" }),
