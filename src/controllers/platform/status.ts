@@ -60,6 +60,11 @@ export interface StatusInput {
   now: Date;
 }
 
+/** The workload's controller has seen its latest spec. */
+function observedByController(workload: ComponentWorkload): boolean {
+  return (workload.status?.observedGeneration ?? 0) >= (workload.generation ?? 0);
+}
+
 function componentState(
   name: string,
   desiredFromSpec: number,
@@ -70,7 +75,7 @@ function componentState(
   const s = workload.status ?? {};
   const ready = s.readyReplicas ?? 0;
   const updated = s.updatedReplicas ?? 0;
-  const observed = (s.observedGeneration ?? 0) >= (workload.generation ?? 0);
+  const observed = observedByController(workload);
   const version = workload.labels?.[VERSION_LABEL];
   const base = { ready, desired, ...(version ? { version } : {}) };
   const rolledOut =
@@ -104,7 +109,7 @@ function onlyScaling(workload: ComponentWorkload | undefined): boolean {
   if (!workload || desired === undefined) return false;
   const s = workload.status ?? {};
   if ((s.readyReplicas ?? 0) < desired) return false;
-  const observed = (s.observedGeneration ?? 0) >= (workload.generation ?? 0);
+  const observed = observedByController(workload);
   if (!observed) return (s.replicas ?? 0) !== desired;
   if (workload.kind === "StatefulSet")
     return s.currentRevision === undefined || s.currentRevision === s.updateRevision;
