@@ -21,6 +21,7 @@ import {
   type WatchEvent,
   type WatchEventType,
 } from "./types.js";
+import { fencedDispatcher } from "./write-fence.js";
 
 export const FIELD_MANAGER = "onto-operator";
 
@@ -366,17 +367,23 @@ export class KubeClient {
     if (this.pool.dispatcher) ctx.setDispatcher(this.pool.dispatcher);
     ctx.setHeaderParam("Accept", "application/json");
     ctx.setHeaderParam("User-Agent", this.userAgent);
-    if (spec.body !== undefined) {
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    if (body !== undefined) {
       ctx.setHeaderParam("Content-Type", spec.contentType ?? "application/json");
-      ctx.setBody(JSON.stringify(spec.body));
+      ctx.setBody(body);
     }
     const signals = [spec.signal, this.signal].filter((s): s is AbortSignal => s !== undefined);
     if (!spec.streaming) signals.push(AbortSignal.timeout(this.requestTimeoutMs));
     if (signals.length) ctx.setSignal(signals.length === 1 ? signals[0]! : AbortSignal.any(signals));
-    if (method !== "GET" && this.writeGate) {
-      // Nothing asynchronous between this check and the send below.
-      const refused = this.writeGate();
+    const gate = method === "GET" ? undefined : this.writeGate;
+    let refusedAtSocket: string | undefined;
+    if (gate) {
+      const refused = gate();
       if (refused !== undefined) throw new WriteRefusedError(method, path, refused);
+      // Asked again at the socket: fetch's own steps before the write may outlast the lease.
+      const dispatcher = this.pool.dispatcher;
+      if (dispatcher)
+        ctx.setDispatcher(fencedDispatcher(dispatcher, gate, body, (reason) => (refusedAtSocket = reason)));
     }
     const started = performance.now();
     try {
@@ -385,6 +392,7 @@ export class KubeClient {
       return response;
     } catch (err) {
       this.record(method, "<error>", path, started);
+      if (refusedAtSocket !== undefined) throw new WriteRefusedError(method, path, refusedAtSocket);
       if (spec.signal?.aborted || this.signal?.aborted) throw err;
       throw new ConnectionError(method, path, err);
     }
