@@ -2,12 +2,13 @@
 // version store on its own volume (RocksDB) when it runs one replica; RocksDB cannot be shared,
 // so with more replicas the store moves to the platform's PostgreSQL (database "nessie") and
 // the volumes only hold scratch data. Its Iceberg warehouse lives in MinIO.
-import { mainResources, workloadBase, type RenderContext, placementFor } from "./context.js";
+import { helperResources, mainResources, workloadBase, type RenderContext, placementFor } from "./context.js";
 import { MINIO, NESSIE, POSTGRES } from "./endpoints.js";
 import { renderPlatformService } from "./platform-service.js";
 import semver from "semver";
 import type { EnvVar } from "./objects.js";
 import { secretEnv } from "./secrets.js";
+import { TLS_DIR, TLS_KEYS, httpScheme, platformTlsSecret } from "./tls.js";
 import { otlpEndpoint } from "./tracing.js";
 import { buildWorkload, configMapName, type ComponentObjects } from "./workload.js";
 
@@ -46,7 +47,7 @@ function nessieConfig(ctx: RenderContext): Record<string, string> {
       ? {
           NESSIE_CATALOG_DEFAULT_WAREHOUSE: "warehouse",
           NESSIE_CATALOG_WAREHOUSES_WAREHOUSE_LOCATION: `s3://${warehouse}/`,
-          NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ENDPOINT: `http://${MINIO.service}:${MINIO.port}/`,
+          NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ENDPOINT: `${httpScheme(ctx)}://${MINIO.service}:${MINIO.port}/`,
           NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_PATH_STYLE_ACCESS: "true",
           NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_REGION: "us-east-1",
         }
@@ -87,10 +88,56 @@ export function nessieS3Credentials(image: string): EnvVar[] {
   ];
 }
 
+/** Where Nessie's truststore is built: the JVM's own roots plus the platform's CA. */
+const TRUSTSTORE_DIR = "/nessie/truststore";
+/** The password every JDK ships its cacerts with; the store holds public certificates only. */
+const TRUSTSTORE_PASSWORD = "changeit";
+
+/**
+ * The JVM reads trust from a keystore, not a PEM file: an init container in Nessie's own image
+ * copies the runtime's cacerts and adds the platform CA with keytool (part of every Java runtime),
+ * and the JVM is pointed at the copy, so Nessie verifies MinIO's certificate and still trusts the
+ * public roots. It fails with a message naming what is missing rather than run without trust.
+ */
+function nessieTrust(image: string, secretName: string) {
+  const store = `${TRUSTSTORE_DIR}/cacerts`;
+  const script = [
+    "set -eu",
+    'java_home="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"',
+    'command -v keytool >/dev/null || PATH="$java_home/bin:$PATH"',
+    'command -v keytool >/dev/null || { echo "keytool not found in the image (JAVA_HOME=$java_home)" >&2; exit 1; }',
+    `cp "$java_home/lib/security/cacerts" ${store}`,
+    `chmod u+w ${store}`,
+    `keytool -importcert -noprompt -alias onto-platform-ca -file ${TLS_DIR}/${TLS_KEYS.ca} -keystore ${store} -storepass ${TRUSTSTORE_PASSWORD}`,
+  ].join("\n");
+  return {
+    initContainer: {
+      name: "truststore",
+      image,
+      command: ["sh", "-c", script],
+      resources: helperResources("100m", "128Mi"),
+      volumeMounts: [
+        { name: "tls", mountPath: TLS_DIR, readOnly: true },
+        { name: "truststore", mountPath: TRUSTSTORE_DIR },
+      ],
+    },
+    env: {
+      name: "JAVA_TOOL_OPTIONS",
+      value: `-Djavax.net.ssl.trustStore=${store} -Djavax.net.ssl.trustStorePassword=${TRUSTSTORE_PASSWORD}`,
+    },
+    mount: { name: "truststore", mountPath: TRUSTSTORE_DIR, readOnly: true },
+    volumes: [
+      { name: "tls", secret: { secretName, defaultMode: 0o440 } },
+      { name: "truststore", emptyDir: { sizeLimit: "16Mi" } },
+    ],
+  };
+}
+
 export function renderNessie(ctx: RenderContext): ComponentObjects {
   const name = "nessie";
   const settings = ctx.spec.dataPlane.nessie;
   const health = (path: string) => ({ httpGet: { path, port: "management" } });
+  const tls = platformTlsSecret(ctx);
   return buildWorkload(
     {
       ...workloadBase(ctx, name),
@@ -103,31 +150,36 @@ export function renderNessie(ctx: RenderContext): ComponentObjects {
       volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       metricsPort: "management",
       metricsPath: "/q/metrics",
-      pod: (image) => ({
-        runAsUser: NESSIE_UID,
-        fsGroup: NESSIE_UID,
-        containers: [
-          {
-            name,
-            image,
-            ports: [
-              { name: "http", containerPort: NESSIE.port },
-              { name: "management", containerPort: NESSIE.managementPort },
-            ],
-            envFrom: [{ configMapRef: { name: configMapName(name) } }],
-            env: [
-              secretEnv("QUARKUS_DATASOURCE_POSTGRESQL_PASSWORD", POSTGRES.secret, POSTGRES.passwordKey),
-              // In the pod, not the shared ConfigMap: a canary may run another Nessie version.
-              ...nessieS3Credentials(image),
-            ],
-            resources: mainResources(ctx, name),
-            startupProbe: { ...health("/q/health/started"), periodSeconds: 5, failureThreshold: 60 },
-            readinessProbe: { ...health("/q/health/ready"), periodSeconds: 10, failureThreshold: 3 },
-            livenessProbe: { ...health("/q/health/live"), periodSeconds: 20, failureThreshold: 3 },
-            volumeMounts: [{ name: "data", mountPath: DATA_DIR }],
-          },
-        ],
-      }),
+      pod: (image) => {
+        const trust = tls ? nessieTrust(image, tls) : undefined;
+        return {
+          runAsUser: NESSIE_UID,
+          fsGroup: NESSIE_UID,
+          ...(trust ? { initContainers: [trust.initContainer], volumes: trust.volumes } : {}),
+          containers: [
+            {
+              name,
+              image,
+              ports: [
+                { name: "http", containerPort: NESSIE.port },
+                { name: "management", containerPort: NESSIE.managementPort },
+              ],
+              envFrom: [{ configMapRef: { name: configMapName(name) } }],
+              env: [
+                secretEnv("QUARKUS_DATASOURCE_POSTGRESQL_PASSWORD", POSTGRES.secret, POSTGRES.passwordKey),
+                // In the pod, not the shared ConfigMap: a canary may run another Nessie version.
+                ...nessieS3Credentials(image),
+                ...(trust ? [trust.env] : []),
+              ],
+              resources: mainResources(ctx, name),
+              startupProbe: { ...health("/q/health/started"), periodSeconds: 5, failureThreshold: 60 },
+              readinessProbe: { ...health("/q/health/ready"), periodSeconds: 10, failureThreshold: 3 },
+              livenessProbe: { ...health("/q/health/live"), periodSeconds: 20, failureThreshold: 3 },
+              volumeMounts: [{ name: "data", mountPath: DATA_DIR }, ...(trust ? [trust.mount] : [])],
+            },
+          ],
+        };
+      },
     },
     placementFor(ctx, name),
   );

@@ -10,6 +10,7 @@ import type { RenderContext } from "./context.js";
 import type { Capabilities } from "./input.js";
 import { HEADLESS_LABEL, objectMeta, selectorLabels } from "./meta.js";
 import type { RenderedObject } from "./objects.js";
+import { TLS_KEYS } from "./tls.js";
 import type { WorkloadSummary } from "./workload.js";
 
 function serviceMonitor(ctx: RenderContext, w: WorkloadSummary): RenderedObject {
@@ -24,7 +25,22 @@ function serviceMonitor(ctx: RenderContext, w: WorkloadSummary): RenderedObject 
         matchExpressions: [{ key: HEADLESS_LABEL, operator: "DoesNotExist" }],
       },
       namespaceSelector: { matchNames: [ctx.platform.namespace] },
-      endpoints: [{ port: w.metricsPort, path: w.metricsPath ?? "/metrics", interval: "30s" }],
+      endpoints: [
+        {
+          port: w.metricsPort,
+          path: w.metricsPath ?? "/metrics",
+          interval: "30s",
+          ...(w.metricsTls
+            ? {
+                scheme: "https",
+                tlsConfig: {
+                  ca: { secret: { name: w.metricsTls.secretName, key: TLS_KEYS.ca } },
+                  serverName: w.metricsTls.serverName,
+                },
+              }
+            : {}),
+        },
+      ],
     },
   };
 }

@@ -8,6 +8,7 @@ import { info, mainResources, workloadBase, type RenderContext, placementFor } f
 import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";
 import type { Container, EnvVar, Toleration, Volume } from "./objects.js";
 import { secretEnv } from "./secrets.js";
+import { TLS_DIR, TLS_KEYS, clientTrustEnv, httpScheme, platformTlsSecret } from "./tls.js";
 import { otlpEndpoint } from "./tracing.js";
 import { buildWorkload, configMapName, type ServicePort, type ComponentObjects } from "./workload.js";
 
@@ -15,7 +16,6 @@ export const GRPC_PORT = 9090;
 export const HTTP_PORT = 8080;
 /** The distroless "nonroot" user the platform images run as. */
 const NONROOT_UID = 65532;
-const TLS_DIR = "/etc/onto/tls";
 
 /** Backing services a platform service talks to; each adds its endpoint (and credentials). */
 export type Dependency = "postgres" | "redis" | "kafka" | "minio" | "nessie" | "temporal" | "services";
@@ -67,7 +67,10 @@ export function serviceConfig(
         }
       : {}),
     TLS_ENABLED: String(global.tlsEnabled),
-    ...(global.tlsEnabled ? { TLS_CERT_FILE: `${TLS_DIR}/tls.crt`, TLS_KEY_FILE: `${TLS_DIR}/tls.key` } : {}),
+    ...(platformTlsSecret(ctx)
+      ? { TLS_CERT_FILE: `${TLS_DIR}/${TLS_KEYS.cert}`, TLS_KEY_FILE: `${TLS_DIR}/${TLS_KEYS.key}` }
+      : {}),
+    ...clientTrustEnv(ctx),
   };
   for (const need of needs) {
     switch (need) {
@@ -97,7 +100,7 @@ export function serviceConfig(
         config.KAFKA_BOOTSTRAP_SERVERS = `${KAFKA.service}:${KAFKA.port}`;
         break;
       case "minio":
-        config.S3_ENDPOINT = `http://${MINIO.service}:${MINIO.port}`;
+        config.S3_ENDPOINT = `${httpScheme(ctx)}://${MINIO.service}:${MINIO.port}`;
         config.S3_BUCKETS = infrastructure.minio.buckets.map((b) => b.name).join(",");
         break;
       case "nessie":
@@ -140,7 +143,7 @@ export function renderPlatformService(
   options: PlatformServiceOptions,
 ): ComponentObjects {
   const grpc = info(name).grpc;
-  const tlsSecret = ctx.spec.global.tlsEnabled ? ctx.spec.global.tlsSecretName : undefined;
+  const tlsSecret = platformTlsSecret(ctx);
   const probes: Pick<Container, "readinessProbe" | "livenessProbe" | "startupProbe"> = grpc
     ? {
         startupProbe: { grpc: { port: GRPC_PORT }, periodSeconds: 5, failureThreshold: 60 },

@@ -355,7 +355,9 @@ describe("the seed's production platform", () => {
     const command = template(get(objects, "StatefulSet", "minio")).spec.containers[0] as unknown as {
       command: string[];
     };
-    expect(command.command).toContain("http://minio-{0...3}.minio-headless.onto-system.svc/data");
+    // The seed's platform has global.tlsEnabled: MinIO's peers talk HTTPS.
+    expect(command.command).toContain("https://minio-{0...3}.minio-headless.onto-system.svc/data");
+    expect(command.command).toEqual(expect.arrayContaining(["--certs-dir", "/etc/minio/certs"]));
     const job = objects.find((o) => o.kind === "Job" && o.metadata.name.startsWith("minio-buckets-"));
     const script = JSON.stringify(job);
     expect(script).toContain("mc mb --ignore-existing onto/onto-data");
@@ -396,7 +398,8 @@ describe("the seed's production platform", () => {
     expect(data).toMatchObject({
       DATABASE_HOST: "postgres",
       KAFKA_BOOTSTRAP_SERVERS: "kafka:9092",
-      S3_ENDPOINT: "http://minio:9000",
+      S3_ENDPOINT: "https://minio:9000",
+      TLS_CA_FILE: "/etc/onto/tls/ca.crt",
       NESSIE_URI: "http://nessie:19120/api/v2",
       JAEGER_ENDPOINT: "http://jaeger:14268/api/traces",
       LOG_LEVEL: "INFO",
@@ -878,5 +881,75 @@ describe("settings each program reads the way its version reads them", () => {
     expect(envOf(render(PRODUCTION), "StatefulSet", "kafka").KAFKA_HEAP_OPTS).toBe("-Xms512m -Xmx512m");
     const healed = render(PRODUCTION, undefined, { overrides: { kafka: { memoryLimit: "3Gi" } } });
     expect(envOf(healed, "StatefulSet", "kafka").KAFKA_HEAP_OPTS).toBe("-Xms1536m -Xmx1536m");
+  });
+});
+
+describe("the platform's TLS links (global.tlsEnabled)", () => {
+  const tls = render(PRODUCTION);
+  const plain = render(PRODUCTION, (spec) => {
+    spec.global = { ...spec.global, tlsEnabled: false };
+  });
+  const pod = (objects: RenderedObject[], kind: string, name: string) =>
+    (get(objects, kind, name).spec as { template: { spec: Record<string, unknown> } }).template.spec as {
+      containers: (Container & Record<string, unknown>)[];
+      initContainers?: (Container & Record<string, unknown>)[];
+      volumes?: { name: string; secret?: Record<string, unknown> }[];
+      securityContext?: { fsGroup?: number };
+    };
+
+  it("MinIO serves HTTPS with the platform certificate laid out as it reads it, probed and scraped over TLS", () => {
+    const spec = pod(tls, "StatefulSet", "minio");
+    const minio = spec.containers[0]!;
+    expect(minio.command).toEqual(expect.arrayContaining(["--certs-dir", "/etc/minio/certs"]));
+    expect(minio.readinessProbe).toMatchObject({ httpGet: { scheme: "HTTPS" } });
+    expect(minio.livenessProbe).toMatchObject({ httpGet: { scheme: "HTTPS" } });
+    expect(spec.volumes?.find((v) => v.name === "tls")?.secret).toEqual({
+      secretName: "onto-tls",
+      defaultMode: 0o440,
+      items: [
+        { key: "tls.crt", path: "public.crt" },
+        { key: "tls.key", path: "private.key" },
+        { key: "ca.crt", path: "CAs/ca.crt" },
+      ],
+    });
+    const monitor = get(tls, "ServiceMonitor", "minio").spec as { endpoints: Record<string, unknown>[] };
+    expect(monitor.endpoints[0]).toMatchObject({
+      scheme: "https",
+      tlsConfig: { ca: { secret: { name: "onto-tls", key: "ca.crt" } }, serverName: "minio.onto-system.svc" },
+    });
+    const job = tls.find((o) => o.kind === "Job" && o.metadata.name.startsWith("minio-buckets-"))!;
+    const jobPod = (job.spec as { template: { spec: { securityContext?: { fsGroup?: number } } } }).template
+      .spec;
+    expect(JSON.stringify(job)).toContain("mc alias set onto https://minio:9000");
+    expect(JSON.stringify(job)).toContain('"name":"SSL_CERT_FILE","value":"/etc/onto/tls/ca.crt"');
+    expect(jobPod.securityContext?.fsGroup).toBe(1000);
+  });
+
+  it("tells every client https and the CA to verify against; Nessie trusts it through its truststore", () => {
+    for (const service of ["data-service", "agent-runtime", "gateway"]) {
+      const data = get(tls, "ConfigMap", `${service}-config`).data as Record<string, string>;
+      expect(data.TLS_CA_FILE, service).toBe("/etc/onto/tls/ca.crt");
+    }
+    const nessieConfig = get(tls, "ConfigMap", "nessie-config").data as Record<string, string>;
+    expect(nessieConfig.NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ENDPOINT).toBe("https://minio:9000/");
+    const nessie = pod(tls, "StatefulSet", "nessie");
+    expect(nessie.initContainers?.map((c) => c.name)).toEqual(["truststore"]);
+    expect(JSON.stringify(nessie.initContainers)).toContain("keytool -importcert");
+    expect(nessie.containers[0]!.env).toContainEqual({
+      name: "JAVA_TOOL_OPTIONS",
+      value: expect.stringContaining("-Djavax.net.ssl.trustStore=/nessie/truststore/cacerts"),
+    });
+  });
+
+  it("without tlsEnabled every link stays plaintext and nothing mounts the certificate", () => {
+    const minio = pod(plain, "StatefulSet", "minio");
+    expect(minio.containers[0]!.command).not.toContain("--certs-dir");
+    expect(JSON.stringify(minio.containers[0]!.command)).toContain("http://minio-{0...3}");
+    expect(minio.volumes?.some((v) => v.name === "tls") ?? false).toBe(false);
+    expect((get(plain, "ConfigMap", "data-service-config").data as Record<string, string>).S3_ENDPOINT).toBe(
+      "http://minio:9000",
+    );
+    expect(get(plain, "ConfigMap", "data-service-config").data).not.toHaveProperty("TLS_CA_FILE");
+    expect(pod(plain, "StatefulSet", "nessie").initContainers).toBeUndefined();
   });
 });

@@ -88,6 +88,27 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "Postgres members start all at once (podManagementPolicy Parallel), so a platform re-created on retained volumes whose last primary was not ordinal 0 starts; a former primary that sees a member on a newer timeline waits for the primary instead of going on as one",
   },
+  {
+    revision: 10,
+    components: "all",
+    kinds: ["ConfigMap", "Deployment", "StatefulSet"],
+    restart: "config",
+    why: "with global.tlsEnabled, services are given the CA that the platform's TLS links verify against (TLS_CA_FILE) and MinIO's endpoint as https",
+  },
+  {
+    revision: 11,
+    components: ["minio", "nessie"],
+    kinds: ["StatefulSet", "Job", "ServiceMonitor"],
+    restart: "template",
+    why: "with global.tlsEnabled, MinIO serves HTTPS with the platform certificate (peers, probes, the bucket Job and the ServiceMonitor verify it against the platform CA); Nessie trusts the platform CA through a truststore its init container builds",
+  },
+  {
+    revision: 12,
+    components: ["minio", "nessie"],
+    kinds: ["StatefulSet"],
+    restart: "certificate",
+    why: "MinIO and Nessie mount the platform certificate (r11)",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

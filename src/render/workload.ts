@@ -99,6 +99,13 @@ export interface WorkloadInput {
   /** Port name a ServiceMonitor scrapes, when the component exposes Prometheus metrics. */
   metricsPort?: string;
   metricsPath?: string;
+  metricsTls?: MetricsTls;
+}
+
+/** The metrics port speaks TLS with the platform certificate: scrape it verifying against its CA. */
+export interface MetricsTls {
+  secretName: string;
+  serverName: string;
 }
 
 /** What the observability family needs to know about a rendered workload. */
@@ -110,6 +117,7 @@ export interface WorkloadSummary {
   horizontal: boolean;
   metricsPort?: string;
   metricsPath?: string;
+  metricsTls?: MetricsTls;
 }
 
 /** Everything rendered for one component, and the summary of its workload. */
@@ -448,6 +456,7 @@ export function buildWorkload(input: WorkloadInput, placement: PodPlacement): Co
       horizontal: input.autoscaling !== undefined,
       ...(input.metricsPort ? { metricsPort: input.metricsPort } : {}),
       ...(input.metricsPath ? { metricsPath: input.metricsPath } : {}),
+      ...(input.metricsTls ? { metricsTls: input.metricsTls } : {}),
     },
   };
 }

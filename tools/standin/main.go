@@ -8,6 +8,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,9 +44,31 @@ func env(name, fallback string) string {
 	return fallback
 }
 
+// trustFromEnv is the CA bundle of TLS_CA_FILE (the platform's CA, when its links use TLS), or
+// nil: the system's roots.
+func trustFromEnv() (*x509.CertPool, error) {
+	file := os.Getenv("TLS_CA_FILE")
+	if file == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("TLS_CA_FILE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("TLS_CA_FILE %s: no PEM certificate in it", file)
+	}
+	return pool, nil
+}
+
 // checksFromEnv builds one check per dependency the rendered config names; none when it names none.
 func checksFromEnv() ([]check, error) {
 	var checks []check
+	roots, err := trustFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	if host := os.Getenv("DATABASE_HOST"); host != "" {
 		dsn := fmt.Sprintf("host=%s port=%s dbname=%s user=%s password=%s connect_timeout=3 sslmode=disable",
 			host, env("DATABASE_PORT", "5432"), env("DATABASE_NAME", "onto"), env("DATABASE_USER", "onto"),
@@ -79,10 +103,19 @@ func checksFromEnv() ([]check, error) {
 	if endpoint := os.Getenv("S3_ENDPOINT"); endpoint != "" {
 		secure := strings.HasPrefix(endpoint, "https://")
 		host := strings.TrimPrefix(strings.TrimPrefix(endpoint, "https://"), "http://")
-		client, err := minio.New(host, &minio.Options{
+		options := &minio.Options{
 			Creds:  credentials.NewStaticV4(os.Getenv("S3_ACCESS_KEY"), os.Getenv("S3_SECRET_KEY"), ""),
 			Secure: secure,
-		})
+		}
+		if secure && roots != nil {
+			transport, err := minio.DefaultTransport(true)
+			if err != nil {
+				return nil, err
+			}
+			transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+			options.Transport = transport
+		}
+		client, err := minio.New(host, options)
 		if err != nil {
 			return nil, fmt.Errorf("S3_ENDPOINT %q: %w", endpoint, err)
 		}

@@ -17,9 +17,33 @@ import { MINIO, podHost } from "../endpoints.js";
 import { setupJob } from "../job.js";
 import type { RenderedObject } from "../objects.js";
 import { secretEnv } from "../secrets.js";
+import { TLS_DIR, TLS_KEYS, httpScheme, platformTlsSecret } from "../tls.js";
+import type { Volume } from "../objects.js";
 import { buildWorkload, headlessServiceName, type ComponentObjects } from "../workload.js";
 
 const MINIO_UID = 1000;
+/** MinIO's certificate directory: public.crt and private.key it serves, CAs/ it trusts for peers. */
+const CERTS_DIR = "/etc/minio/certs";
+
+/**
+ * The platform certificate laid out as MinIO reads it, group-readable by MinIO's fsGroup only.
+ * Mounted as a whole volume (no subPath), so a renewed certificate replaces the files in place and
+ * MinIO, which watches them, serves it without a restart.
+ */
+function certsVolume(secretName: string): Volume {
+  return {
+    name: "tls",
+    secret: {
+      secretName,
+      defaultMode: 0o440,
+      items: [
+        { key: TLS_KEYS.cert, path: "public.crt" },
+        { key: TLS_KEYS.key, path: "private.key" },
+        { key: TLS_KEYS.ca, path: `CAs/${TLS_KEYS.ca}` },
+      ],
+    },
+  };
+}
 
 /**
  * Distributed MinIO tells which of its endpoints is itself by resolving their names. A pod that
@@ -44,9 +68,12 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
   const settings = ctx.spec.infrastructure.minio;
   const namespace = ctx.platform.namespace;
   // MinIO's own range syntax expands to every pod: minio-{0...3}.minio-headless.<ns>.svc
+  const tls = platformTlsSecret(ctx);
+  const scheme = httpScheme(ctx);
+  const probeScheme = tls ? { scheme: "HTTPS" as const } : {};
   const volumes =
     settings.replicas > 1
-      ? `http://${podHost(name, 0, namespace).replace(`${name}-0.`, `${name}-{0...${settings.replicas - 1}}.`)}/data`
+      ? `${scheme}://${podHost(name, 0, namespace).replace(`${name}-0.`, `${name}-{0...${settings.replicas - 1}}.`)}/data`
       : "/data";
   const secret = componentSecret(ctx, name, MINIO.secret, [
     { key: MINIO.userKey, length: 20 },
@@ -69,6 +96,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
       volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       metricsPort: "api",
       metricsPath: "/minio/v2/metrics/cluster",
+      ...(tls ? { metricsTls: { secretName: tls, serverName: `${MINIO.service}.${namespace}.svc` } } : {}),
       pod: (image) => ({
         runAsUser: MINIO_UID,
         fsGroup: MINIO_UID,
@@ -84,6 +112,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
               `:${MINIO.port}`,
               "--console-address",
               `:${MINIO.consolePort}`,
+              ...(tls ? ["--certs-dir", CERTS_DIR] : []),
               volumes,
             ],
             ports: [
@@ -98,18 +127,22 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
             ],
             resources: mainResources(ctx, name),
             readinessProbe: {
-              httpGet: { path: "/minio/health/ready", port: "api" },
+              httpGet: { path: "/minio/health/ready", port: "api", ...probeScheme },
               periodSeconds: 10,
               failureThreshold: 3,
             },
             livenessProbe: {
-              httpGet: { path: "/minio/health/live", port: "api" },
+              httpGet: { path: "/minio/health/live", port: "api", ...probeScheme },
               periodSeconds: 20,
               failureThreshold: 3,
             },
-            volumeMounts: [{ name: "data", mountPath: "/data" }],
+            volumeMounts: [
+              { name: "data", mountPath: "/data" },
+              ...(tls ? [{ name: "tls", mountPath: CERTS_DIR, readOnly: true }] : []),
+            ],
           },
         ],
+        ...(tls ? { volumes: [certsVolume(tls)] } : {}),
       }),
     },
     placementFor(ctx, name),
@@ -120,7 +153,7 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
   if (buckets.length > 0) {
     const script = [
       "set -eu",
-      `until mc alias set onto http://${MINIO.service}:${MINIO.port} "$MINIO_ROOT_USER" "$MINIO_ROOT_PASSWORD" >/dev/null 2>&1; do`,
+      `until mc alias set onto ${scheme}://${MINIO.service}:${MINIO.port} "$MINIO_ROOT_USER" "$MINIO_ROOT_PASSWORD" >/dev/null 2>&1; do`,
       '  echo "waiting for MinIO"; sleep 5',
       "done",
       // Bucket names are validated by the schema (lowercase, digits, '.', '-'): safe unquoted.
@@ -133,17 +166,30 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
         name,
         {
           runAsUser: MINIO_UID,
+          // The certificate's files are group-readable by this group only.
+          ...(tls ? { fsGroup: MINIO_UID } : {}),
           containers: [
             {
               name: "create-buckets",
               image: imageAt(ctx, "minio-client", versionOf(ctx, name)),
               command: ["sh", "-c", script],
-              env: [...credentials, { name: "MC_CONFIG_DIR", value: "/tmp/mc" }],
+              env: [
+                ...credentials,
+                { name: "MC_CONFIG_DIR", value: "/tmp/mc" },
+                // mc is a Go program: SSL_CERT_FILE is the CA bundle it verifies MinIO against.
+                ...(tls ? [{ name: "SSL_CERT_FILE", value: `${TLS_DIR}/${TLS_KEYS.ca}` }] : []),
+              ],
               resources: helperResources("100m", "128Mi"),
-              volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+              volumeMounts: [
+                { name: "tmp", mountPath: "/tmp" },
+                ...(tls ? [{ name: "tls", mountPath: TLS_DIR, readOnly: true }] : []),
+              ],
             },
           ],
-          volumes: [{ name: "tmp", emptyDir: {} }],
+          volumes: [
+            { name: "tmp", emptyDir: {} },
+            ...(tls ? [{ name: "tls", secret: { secretName: tls, defaultMode: 0o440 } }] : []),
+          ],
         },
         placementFor(ctx, name),
       ),
