@@ -5,6 +5,8 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import * as https from "node:https";
+import { checkServerIdentity } from "node:tls";
 import type * as k8s from "@kubernetes/client-node";
 import { Redis } from "ioredis";
 import * as Minio from "minio";
@@ -366,11 +368,22 @@ export async function minioClient(
   namespace: string,
   host: string,
   port: number = MINIO.port,
+  /** HTTPS, verified against `ca` for `serverName` (the host is an address the certificate does not name). */
+  tls?: { ca: string; serverName: string },
 ): Promise<Minio.Client> {
   return new Minio.Client({
     endPoint: host,
     port,
-    useSSL: false,
+    useSSL: tls !== undefined,
+    ...(tls
+      ? {
+          transportAgent: new https.Agent({
+            ca: tls.ca,
+            servername: tls.serverName,
+            checkServerIdentity: (_host, cert) => checkServerIdentity(tls.serverName, cert),
+          }),
+        }
+      : {}),
     accessKey: await secretValue(namespace, MINIO.secret, MINIO.userKey),
     secretKey: await secretValue(namespace, MINIO.secret, MINIO.passwordKey),
   });

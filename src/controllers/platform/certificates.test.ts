@@ -170,13 +170,13 @@ describe("the operator-issued platform certificate", () => {
 describe("a user's TLS Secret", () => {
   const userPair = async (lifetimeMs: number, at = NOW) => {
     const ca = await issueCa("user CA", at, 10 * lifetimeMs);
-    return issueLeaf(ca, ["platform.example.com"], at, lifetimeMs);
+    return { ...(await issueLeaf(ca, ["platform.example.com"], at, lifetimeMs)), caPem: ca.certPem };
   };
 
   it("is used as it is: nothing issued, its expiry in the state", async () => {
     const { spec, desired } = rendered();
     const pair = await userPair(1000 * HOUR);
-    const secret = userSecret({ "tls.crt": pair.certPem, "tls.key": pair.keyPem });
+    const secret = userSecret({ "tls.crt": pair.certPem, "tls.key": pair.keyPem, "ca.crt": pair.caPem });
     const plan = await planCertificates({
       platform: PLATFORM,
       spec,
@@ -207,12 +207,17 @@ describe("a user's TLS Secret", () => {
         "Secret tenant/onto-tls: tls.crt is not a PEM certificate",
       ],
       [
-        { "tls.crt": pair.certPem, "tls.key": other.keyPem },
+        { "tls.crt": pair.certPem, "tls.key": pair.keyPem },
+        "InvalidTLSSecret",
+        "Secret tenant/onto-tls: has no ca.crt (with tlsEnabled, the platform's TLS clients verify against it)",
+      ],
+      [
+        { "tls.crt": pair.certPem, "tls.key": other.keyPem, "ca.crt": pair.caPem },
         "InvalidTLSSecret",
         "Secret tenant/onto-tls: tls.key is not the key of tls.crt",
       ],
       [
-        { "tls.crt": expired.certPem, "tls.key": expired.keyPem },
+        { "tls.crt": expired.certPem, "tls.key": expired.keyPem, "ca.crt": expired.caPem },
         "TLSCertificateExpired",
         `Secret tenant/onto-tls: the certificate in tls.crt expired at ${readCertificate(expired.certPem).notAfter.toISOString()}`,
       ],
@@ -229,5 +234,19 @@ describe("a user's TLS Secret", () => {
       expect(plan.problems).toEqual([{ field: "spec.global.tlsSecretName", reason, message }]);
       expect(plan.serial).toBeUndefined();
     }
+  });
+
+  it("needs no ca.crt when only the Ingress terminates TLS with it", async () => {
+    const { spec, desired } = rendered({ ...SPEC, global: { ...SPEC.global, tlsEnabled: false } });
+    const pair = await userPair(1000 * HOUR);
+    const plan = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store([userSecret({ "tls.crt": pair.certPem, "tls.key": pair.keyPem })]),
+      now: NOW,
+    });
+    expect(plan.problems).toEqual([]);
+    expect(plan.states["onto-tls"]).toMatchObject({ issuer: "user" });
   });
 });

@@ -35,10 +35,11 @@ import type { SpecProblem } from "./status.js";
 
 /**
  * Components whose program picks up a renewed certificate from its mounted Secret by itself; the
- * pods of every other component that mounts it are rolled (render's withTlsRevision). Today none
- * of the mounting programs is known to reload, so every one restarts.
+ * pods of every other component that mounts it are rolled (render's withTlsRevision). MinIO
+ * watches its certificate files and serves a new one without a restart (test/real/tls.test.ts
+ * shows it on the real node); the platform services and Nessie read theirs only at start.
  */
-export const TLS_RELOADING_COMPONENTS: ReadonlySet<string> = new Set<string>();
+export const TLS_RELOADING_COMPONENTS: ReadonlySet<string> = new Set<string>(["minio"]);
 
 /** The CA lives long: renewing it means every client must trust a new root. */
 const CA_LIFETIME_MS = 10 * 365 * 24 * 3600_000;
@@ -117,6 +118,7 @@ function userSecretProblem(
   ref: string,
   secret: SecretView,
   now: Date,
+  needsCa: boolean,
 ): { problem?: SpecProblem; facts?: CertificateFacts } {
   const invalid = (message: string) => ({
     problem: { field: FIELD, reason: REASON.InvalidTLSSecret, message: `Secret ${ref}: ${message}` },
@@ -136,6 +138,13 @@ function userSecretProblem(
   } catch {
     return { ...invalid("tls.key is not a PEM private key"), facts };
   }
+  // With tlsEnabled the platform's own TLS links (MinIO and its peers, the services) verify the
+  // certificate against ca.crt; without it their pods could not even mount the file.
+  if (needsCa && !decoded(secret, "ca.crt"))
+    return {
+      ...invalid("has no ca.crt (with tlsEnabled, the platform's TLS clients verify against it)"),
+      facts,
+    };
   if (facts.notAfter.getTime() <= now.getTime())
     return {
       facts,
@@ -166,7 +175,7 @@ export async function planCertificates(input: {
   const live = input.secrets.getByName(ns, name);
 
   if (live && issuedAs(live) !== "certificate") {
-    const { problem, facts } = userSecretProblem(`${ns}/${name}`, live, now);
+    const { problem, facts } = userSecretProblem(`${ns}/${name}`, live, now, spec.global.tlsEnabled);
     if (problem) plan.problems.push(problem);
     if (facts) {
       plan.states[name] = { issuer: "user", notAfter: facts.notAfter.toISOString(), serial: facts.serial };
