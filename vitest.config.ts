@@ -19,9 +19,16 @@ import { defineConfig } from "vitest/config";
  */
 const CLUSTER_ALONE = [
   "test/cluster/runtime-informer.test.ts",
-  "test/cluster/chaos-short.test.ts",
+  "test/cluster/chaos-short-leader.test.ts",
   "test/cluster/release-late-crd.test.ts",
 ];
+
+/**
+ * Cluster files that spend most of their time waiting (a node's grace period and eviction, upgrade
+ * soaks under SIGKILLs, a foreign manager's write windows), so they can run beside the busy suites
+ * without slowing them: `npm test` gives them a run of their own, beside the others.
+ */
+const CLUSTER_WAITS = ["test/cluster/healing-node-loss.test.ts", "test/cluster/chaos-short.test.ts"];
 
 /** A project of files on the shared test cluster's KWOK nodes, one file at a time. */
 function onTheCluster(name: string, include: string[], exclude: string[] = []) {
@@ -77,8 +84,9 @@ export default defineConfig({
       onTheCluster(
         "cluster",
         ["test/cluster/**/*.test.ts"],
-        ["test/cluster/autoscaling-*.test.ts", ...CLUSTER_ALONE],
+        ["test/cluster/autoscaling-*.test.ts", ...CLUSTER_ALONE, ...CLUSTER_WAITS],
       ),
+      onTheCluster("cluster-waits", CLUSTER_WAITS),
       onTheCluster("cluster-alone", CLUSTER_ALONE),
       {
         test: {

@@ -1,15 +1,17 @@
 // `npm test`'s runner. One vitest process runs every project one file at a time per project, and
 // vitest puts all single-worker projects into one sequential queue, so the KWOK suites and the
 // real-node suite would wait on each other although they use different nodes. This runner starts
-// the shared test cluster once, then runs two vitest processes side by side on it:
+// the shared test cluster once, then runs three vitest processes side by side on it:
 //   - the KWOK suite (`cluster`), one file at a time;
-//   - the real-node suite (`real`), the real programs on loopback (`programs`), the HPA and VPA
-//     files (`autoscaling`, which mostly wait on those controllers' periods) and `unit`, which
-//     together take about as long (measured on one run: unit + cluster + autoscaling 1875 s,
-//     real + programs 1008 s, autoscaling 345 s);
-// and after both, the files that disturb everyone on the cluster (`cluster-alone`: an API-server
+//   - the real-node suite (`real`), the real programs on loopback (`programs`) and `unit`, which
+//     together take about as long (one CI run: cluster 1532 s; real + programs + autoscaling +
+//     unit 1769 s);
+//   - the files that mostly wait (`autoscaling` on the HPA controller's and the VPA recommender's
+//     periods, `cluster-waits` on a node's grace period and upgrade soaks: about 10 minutes of
+//     little CPU), so that they do not lengthen either of the other two;
+// and after all three, the files that disturb everyone on the cluster (`cluster-alone`: an API-server
 // restart, timing-sensitive leader failover), by themselves. It prints each run's output (the
-// second one's when it ends, not interleaved), then the failed tests of all runs and one total
+// others' when they end, not interleaved), then the failed tests of all runs and one total
 // line, and stops the cluster unless ONTO_KEEP_CLUSTER=1.
 //
 // Arguments are handed to a single `vitest run` unchanged (`npm test -- test/cluster/smoke.test.ts`).
@@ -83,15 +85,16 @@ async function runAll(): Promise<number> {
 
   const outcomes: Outcome[] = [];
   try {
-    const side = start({
-      name: "real-programs-autoscaling-unit",
-      projects: ["real", "programs", "autoscaling", "unit"],
-      live: false,
-    });
+    const beside = [
+      start({ name: "real-programs-unit", projects: ["real", "programs", "unit"], live: false }),
+      start({ name: "waits", projects: ["autoscaling", "cluster-waits"], live: false }),
+    ];
     outcomes.push(await start({ name: "kwok", projects: ["cluster"], live: true }));
-    const second = await side;
-    console.log(`\n======== ${second.name} (ran beside the run above) ========\n${second.output}`);
-    outcomes.push(second);
+    for (const run of beside) {
+      const done = await run;
+      console.log(`\n======== ${done.name} (ran beside the run above) ========\n${done.output}`);
+      outcomes.push(done);
+    }
     console.log(
       "\n======== cluster-alone (files that disturb the whole cluster, run by themselves) ========",
     );
