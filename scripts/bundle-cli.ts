@@ -14,10 +14,11 @@ import { renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { BUNDLED_MAIN } from "../bin/entry.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-/** Where the bundle goes; bin/entry.js's BUNDLED_MAIN is its cli/main.js. */
-export const BUNDLE_DIR = join(ROOT, "dist-bundle");
+/** Where the bundle goes: the directory of bin/entry.js's BUNDLED_MAIN (dist-bundle/cli/main.js). */
+const BUNDLE_DIR = join(ROOT, dirname(dirname(BUNDLED_MAIN)));
 
 /** Bundles dist/cli/main.js into dist-bundle/cli/; dist/ must be built (tsc) first. */
 export async function bundleCli(): Promise<void> {

@@ -8,7 +8,8 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chooseEntry } from "../../bin/entry.js";
 import { INSTANCE_LABEL } from "../../src/api/index.js";
 import { clusterDown } from "../../src/localcluster/launcher.js";
 import {
@@ -18,25 +19,21 @@ import {
 } from "../../src/localcluster/operator-process.js";
 import { isAlive, readRecord } from "../../src/localcluster/processes.js";
 import { createTestNamespace, eventually, kubeconfigPath } from "../support/cluster.js";
-import { adminClient, loadSample, readPlatform } from "../support/platform.js";
+import { adminClient, installCrd, loadSample, readPlatform } from "../support/platform.js";
 
 // Only a run/ and logs/ folder of its own: clusterDown on it stops the operator and nothing else.
 const stateDir = mkdtempSync(join(tmpdir(), "onto-operator-process-"));
 const reconcileStateDir = mkdtempSync(join(tmpdir(), "onto-operator-process-"));
 
+// The operator becomes ready once its caches sync, which needs the CRDs served.
+beforeAll(async () => {
+  await installCrd(adminClient());
+});
+
 afterAll(async () => {
   await stopOperatorProcess(stateDir);
   await stopOperatorProcess(reconcileStateDir);
 });
-
-interface EntryChoice {
-  compiled: boolean;
-  path: string;
-}
-// bin/entry.js is plain JavaScript without type declarations; its one export is typed here.
-const { chooseEntry } = (await import(new URL("../../bin/entry.js", import.meta.url).href)) as {
-  chooseEntry: (root: string) => EntryChoice;
-};
 
 describe("the demo's background operator", () => {
   it("starts detached and ready, is reused, and is stopped by cluster down", async () => {
