@@ -75,7 +75,7 @@ function layerRules() {
 }
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "tools/", "coverage/", "charts/", "deploy/"] },
+  { ignores: ["dist/", "dist-bundle/", "node_modules/", "tools/", "coverage/", "charts/", "deploy/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Entry point for `onto` and `kubectl onto`: the compiled CLI when dist/ is built and fresh (an
-// installed package, the image, a checkout after `npm run build`), otherwise the TypeScript
-// source through tsx (a checkout being edited). bin/entry.js says how it decides; set
+// Entry point for `onto` and `kubectl onto`: the bundled CLI (dist-bundle/) or the compiled one
+// (dist/) when built and fresh (an installed package, the image, a checkout after
+// `npm run build`), otherwise the TypeScript source through tsx (a checkout being edited). bin/entry.js says how it decides; set
 // ONTO_DEBUG_ENTRY=1 to print which one runs and why.
 import { env, stderr } from "node:process";
 import { dirname, join } from "node:path";

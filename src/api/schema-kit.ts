@@ -2,7 +2,7 @@
 // list/map markers, and the patterns for names and quantities. TypeBox gives JSON Schema plus
 // static types; what it cannot express (which properties have a default, so that the resolved
 // type may treat them as present) is added here as a type-level brand.
-import { CloneType, Type } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type {
   SchemaOptions,
@@ -33,8 +33,12 @@ export type TDefaulted<T extends TSchema> = TOptional<T> & { readonly [Defaulted
  */
 export function defaulted<T extends TSchema>(schema: T, value: Static<T>): TDefaulted<T> {
   const complete: unknown = typeof value === "object" ? Value.Default(schema, structuredClone(value)) : value;
-  // The brand exists only in the type system; at run time this is TypeBox's Optional.
-  return Type.Optional(CloneType(schema, { default: complete })) as TDefaulted<T>;
+  // The brand exists only in the type system; at run time this is TypeBox's Optional. A shallow
+  // copy, as TypeBox's CloneType(schema, { default }) gives but without cloning the subtree: the
+  // schema is never mutated and shares subtrees already, and the deep clone of each defaulted
+  // object (nested ones cloned again by their parents) was most of building the schema when
+  // src/api loads.
+  return Type.Optional({ default: complete, ...schema }) as TDefaulted<T>;
 }
 
 type Flatten<T> = { [K in keyof T]: T[K] } & {};

@@ -6,7 +6,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import type { TSchema } from "@sinclair/typebox";
-import type { ParseResult } from "@marcbachmann/cel-js";
+import type { Environment, ParseResult } from "@marcbachmann/cel-js";
 import { API_VERSION, KIND, RELEASE_KIND } from "./constants.js";
 import { kubernetesCelEnvironment } from "./kubernetes-cel.js";
 import { OntoReleaseSpecSchema } from "./release-schema.js";
@@ -46,9 +46,12 @@ const BLOCKING_ERRORS = new Set<ValueErrorType>([
 export const RULES_NOT_CHECKED =
   "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
-const strictSpecSchema = strict(OntoPlatformSpecSchema);
-const strictReleaseSchema = strict(OntoReleaseSpecSchema);
-const celEnvironment = kubernetesCelEnvironment();
+// Built on the first validation, not when src/api loads: most importers (the controllers, the
+// commands that only talk to a cluster) never validate offline. Each is built once per process.
+let strictSpecSchema: Node | undefined;
+let strictReleaseSchema: Node | undefined;
+let celEnvironment: Environment | undefined;
+/** Parsed CEL rules by rule text; a rule is parsed the first time a value reaches its node. */
 const compiled = new Map<string, ParseResult>();
 
 /**
@@ -99,6 +102,7 @@ export function validateOntoPlatform(doc: unknown, old?: unknown): ValidationIss
  * `blocked`: an error outside the spec already stops the CEL rules (metadata.name too long).
  */
 export function validateSpec(spec: unknown, oldSpec?: unknown, blocked = false): ValidationIssue[] {
+  strictSpecSchema ??= strict(OntoPlatformSpecSchema);
   return validateWith(OntoPlatformSpecSchema, strictSpecSchema, spec, oldSpec, blocked);
 }
 
@@ -122,6 +126,7 @@ export function validateOntoRelease(doc: unknown): ValidationIssue[] {
     issues.push({ path: "metadata.name", message: "Required value: a lowercase DNS subdomain" });
   if (doc.spec === undefined)
     return [...issues, { path: "spec", message: "Required value: spec is required" }];
+  strictReleaseSchema ??= strict(OntoReleaseSpecSchema);
   return [...issues, ...validateWith(OntoReleaseSpecSchema, strictReleaseSchema, doc.spec, undefined)];
 }
 
@@ -208,6 +213,7 @@ function checkRules(
 function evaluate(rule: string, context: Record<string, unknown>): unknown {
   let parsed = compiled.get(rule);
   if (!parsed) {
+    celEnvironment ??= kubernetesCelEnvironment();
     parsed = celEnvironment.parse(rule);
     compiled.set(rule, parsed);
   }

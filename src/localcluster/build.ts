@@ -5,7 +5,6 @@ import { createHash } from "node:crypto";
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   CNI_PLUGINS_VERSION,
   CONTAINERD_VERSION,
@@ -13,8 +12,9 @@ import {
   KWOK_VERSION,
   cacheRoot,
 } from "./versions.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const repoRoot = PACKAGE_ROOT;
 const toolsDir = join(repoRoot, "tools", "localcluster");
 
 export interface Binaries {

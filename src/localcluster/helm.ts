@@ -1,9 +1,9 @@
 // Builds the `helm` command from its Go module (tools/helm) into the same cache as the local
 // control plane, keyed by Helm's version and a hash of the module files; skips when present.
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { ensureGoBinary, moduleHash } from "./build.js";
 import { cacheRoot } from "./versions.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
 /** Must match the helm.sh/helm/v3 requirement in tools/helm/go.mod. */
 export const HELM_VERSION = "v3.22.0";
@@ -11,7 +11,7 @@ export const HELM_VERSION = "v3.22.0";
 const HELM_KUBE_MAJOR = "1";
 const HELM_KUBE_MINOR = "37";
 
-const moduleDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tools", "helm");
+const moduleDir = join(PACKAGE_ROOT, "tools", "helm");
 
 /** Returns the path of the `helm` binary, building it first when the cache does not hold it. */
 export function ensureHelm(progress: (line: string) => void = () => undefined): Promise<string> {

@@ -10,8 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { request } from "node:https";
 import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { stringify } from "yaml";
 import { ensureBinaries, ensureNodeBinaries, type Binaries, type NodeBinaries } from "./build.js";
 import { DNS_DEPLOYMENT, DNS_NAMESPACE, dnsManifests } from "./dns.js";
@@ -48,16 +47,9 @@ import {
   type ProcessRecord,
 } from "./processes.js";
 import { ETCD_VERSION, KUBERNETES_VERSION, KWOK_VERSION } from "./versions.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
-const stagesFile = join(
-  dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "..",
-  "tools",
-  "localcluster",
-  "kwok",
-  "stages.yaml",
-);
+const stagesFile = join(PACKAGE_ROOT, "tools", "localcluster", "kwok", "stages.yaml");
 
 export type Component = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kwok";
 /** Start order; stop order is the reverse. */

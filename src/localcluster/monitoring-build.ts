@@ -8,10 +8,10 @@
 // and module hash, and is built or copied only when missing.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { ensureGoBinary, moduleHash, type GoTarget } from "./build.js";
 import { cacheRoot } from "./versions.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
 /** Must match the requirements in tools/monitoring/go.mod. */
 export const PROMETHEUS_VERSION = "v0.316.0";
@@ -31,7 +31,7 @@ const VPA_MODULE = "k8s.io/autoscaler/vertical-pod-autoscaler";
 /** The monitoring.coreos.com kinds the operator and the chart render (no Prometheus server kinds). */
 const PROMETHEUS_OPERATOR_CRDS = ["servicemonitors", "podmonitors", "prometheusrules"];
 
-const toolsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "tools");
+const toolsDir = join(PACKAGE_ROOT, "tools");
 const moduleDir = join(toolsDir, "monitoring");
 const promtoolModuleDir = join(toolsDir, "promtool");
 

@@ -9,22 +9,15 @@
 // flags of those two processes, and `ensureMonitoring` once the nodes are Ready.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { stringify } from "yaml";
 import { ensureMonitoringBinaries, ensureMonitoringCrds } from "./monitoring-build.js";
 import { FRONT_PROXY_CLIENT, METRICS_SERVER_SERVICE, ensureMonitoringPki } from "./monitoring-pki.js";
 import { ensurePki } from "./pki.js";
 import { isAlive, logTail, readRecord, startProcess, type ProcessRecord } from "./processes.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
-const kwokMetricsFile = join(
-  dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "..",
-  "tools",
-  "monitoring",
-  "kwok-metrics.yaml",
-);
+const kwokMetricsFile = join(PACKAGE_ROOT, "tools", "monitoring", "kwok-metrics.yaml");
 
 /** The kubelet annotation metrics-server follows to a node's resource metrics path. */
 const RESOURCE_METRICS_PATH_ANNOTATION = "metrics.k8s.io/resource-metrics-path";

@@ -4,15 +4,15 @@
 // `onto cluster down` stops it with them and `onto cluster status` could list it. Reused when it
 // is already running.
 import { request } from "node:http";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { freePort } from "./launcher.js";
 import { isAlive, logTail, readRecord, startProcess, stopProcess, type ProcessRecord } from "./processes.js";
+import { PACKAGE_ROOT } from "./package-root.js";
 
 export const OPERATOR_PROCESS = "onto-operator";
 
 /** The `onto` entry point (bin/onto.js runs the compiled CLI, or the sources through tsx). */
-const ONTO_BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "onto.js");
+const ONTO_BIN = join(PACKAGE_ROOT, "bin", "onto.js");
 
 export interface OperatorProcess {
   record: ProcessRecord;

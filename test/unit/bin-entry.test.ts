@@ -1,6 +1,6 @@
-// bin/onto.js runs dist/ only when the build is fresh: a package with dist/ and no src/ runs it,
-// a checkout runs src/ through tsx when dist/ is missing or older than any source file (edited,
-// added or removed). Each case is a small package laid out in a temporary directory with
+// bin/onto.js runs a build only when it is fresh, the bundle (dist-bundle/) before dist/: a
+// package with a build and no src/ runs it, a checkout runs src/ through tsx when both builds are
+// missing or older than any source file (edited, added or removed). Each case is a small package laid out in a temporary directory with
 // bin/onto.js and bin/entry.js copied in, and both entry points saying which one ran.
 import { spawnSync } from "node:child_process";
 import {
@@ -25,7 +25,7 @@ afterAll(() => {
 });
 
 /** A package at a new temporary root with the given parts; file times in seconds since epoch. */
-function layout(parts: { dist?: number; src?: Record<string, number> }): string {
+function layout(parts: { dist?: number; bundle?: number; src?: Record<string, number> }): string {
   const root = mkdtempSync(join(tmpdir(), "onto-entry-"));
   dirs.push(root);
   mkdirSync(join(root, "bin"));
@@ -38,6 +38,12 @@ function layout(parts: { dist?: number; src?: Record<string, number> }): string 
     const main = join(root, "dist", "cli", "main.js");
     writeFileSync(main, 'console.log("compiled");\n');
     utimesSync(main, parts.dist, parts.dist);
+  }
+  if (parts.bundle !== undefined) {
+    mkdirSync(join(root, "dist-bundle", "cli"), { recursive: true });
+    const main = join(root, "dist-bundle", "cli", "main.js");
+    writeFileSync(main, 'console.log("bundled");\n');
+    utimesSync(main, parts.bundle, parts.bundle);
   }
   if (parts.src !== undefined) {
     mkdirSync(join(root, "src", "cli"), { recursive: true });
@@ -108,5 +114,25 @@ describe("bin/onto.js entry choice", () => {
     const { ran, why } = run(root);
     expect(ran).toBe("source");
     expect(why).toContain(join("src", "api"));
+  });
+
+  it("runs the bundle in a package without src/ that carries both builds", () => {
+    expect(run(layout({ dist: T, bundle: T })).ran).toBe("bundled");
+  });
+
+  it("runs the bundle when it is newer than every source file", () => {
+    expect(run(layout({ dist: T + 10, bundle: T + 11, src: { "cli/main.ts": T } })).ran).toBe("bundled");
+  });
+
+  it("runs dist/ when only the bundle is older than a source file (tsc run again, not bundled)", () => {
+    expect(run(layout({ dist: T + 30, bundle: T + 11, src: { "cli/main.ts": T + 20 } })).ran).toBe(
+      "compiled",
+    );
+  });
+
+  it("runs the source when both builds are older than a source file", () => {
+    const { ran, why } = run(layout({ dist: T + 10, bundle: T + 11, src: { "cli/main.ts": T + 20 } }));
+    expect(ran).toBe("source");
+    expect(why).toContain(join("src", "cli", "main.ts"));
   });
 });

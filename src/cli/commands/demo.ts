@@ -5,8 +5,7 @@
 // loaded into it, the test releases applied, local volumes, and samples/real.yaml (Postgres,
 // Redis, MinIO and two platform services running for real).
 import { readFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative } from "node:path";
 import { Command, Option } from "commander";
 import { summaryOf } from "./catalog.js";
 import { parse, parseAllDocuments } from "yaml";
@@ -30,8 +29,9 @@ import { defaultStateDir } from "../../localcluster/versions.js";
 import { KNOWN_VERSIONS, PRODUCT_CATALOG } from "../../release/index.js";
 import { paletteFor } from "../output.js";
 import { interruptSignal, runStatus } from "./status.js";
+import { PACKAGE_ROOT } from "../../localcluster/package-root.js";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const ROOT = PACKAGE_ROOT;
 const CRD_FILES = [
   join(ROOT, "deploy", "crds", "onto.paas_ontoplatforms.yaml"),
   join(ROOT, "deploy", "crds", "onto.paas_ontoreleases.yaml"),

@@ -18,7 +18,6 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ensureGoBinary, formatElapsed, moduleHash, type GoTarget } from "../build.js";
 import { KUBERNETES_VERSION, cacheRoot } from "../versions.js";
 import { ensureNode, ensureOperatorTree } from "./operator-inputs.js";
@@ -30,8 +29,9 @@ import {
   MINIO_VERSION,
   PAUSE_VERSION,
 } from "./versions.js";
+import { PACKAGE_ROOT } from "../package-root.js";
 
-const toolsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "tools");
+const toolsDir = join(PACKAGE_ROOT, "tools");
 const imagesToolsDir = join(toolsDir, "images");
 /** Bumped when the way images are put together changes, so cached archives are rebuilt. */
 const BUILDER_REVISION = "2";

@@ -15,13 +15,13 @@ import {
   rmSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { formatElapsed } from "../build.js";
 import { cacheRoot } from "../versions.js";
+import { PACKAGE_ROOT } from "../package-root.js";
 
 type Progress = (line: string) => void;
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const repoRoot = PACKAGE_ROOT;
 
 /** Oldest Node.js the operator runs on (package.json's engines; undici 7 needs 20.18.1). */
 const NODE_MAJOR = 20;
