@@ -1,0 +1,179 @@
+// The fleet limit against the real API server (issue 17): two platforms under
+// `--max-restarting-platforms 1` get a log-level change (a config roll of several workloads) at the
+// same instant. The Deployments and StatefulSets of both are sampled throughout: the two never
+// roll at the same time, the second starts only after the first's rolls finished, the one that
+// waited shows cause FleetLimit (with since) in status.disruption.waiting and got one Event, and
+// both end Running with the change applied.
+import { describe, expect, it } from "vitest";
+import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
+import type { KubeObject } from "../../src/kube/index.js";
+import { eventually } from "../support/cluster.js";
+import { useOperator } from "../support/operator.js";
+import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
+
+const NAME = "onto-minimal";
+const fx = useOperator({
+  namespaces: ["fleet-a", "fleet-b"],
+  operator: { maxRestartingPlatforms: 1 },
+  platform: (namespace) => loadSample("minimal.yaml", namespace),
+});
+const { client } = fx;
+
+interface Workload extends KubeObject {
+  spec: { replicas?: number; template: unknown };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+  };
+}
+
+async function workloads(namespace: string): Promise<Workload[]> {
+  const lists = await Promise.all(
+    ["Deployment", "StatefulSet"].map((kind) => client.list("apps/v1", kind, { namespace })),
+  );
+  return lists.flatMap((l) => l.items as Workload[]);
+}
+
+/** The test's own reading of "this workload's rollout is complete" (kubectl rollout status). */
+function settled(w: Workload): boolean {
+  const s = w.status ?? {};
+  const want = w.spec.replicas ?? 1;
+  if ((s.observedGeneration ?? 0) < (w.metadata?.generation ?? 0)) return false;
+  if (w.kind === "StatefulSet")
+    return (
+      s.currentRevision === s.updateRevision &&
+      (s.updatedReplicas ?? 0) >= want &&
+      (s.readyReplicas ?? 0) >= want
+    );
+  return (s.updatedReplicas ?? 0) >= want && (s.replicas ?? 0) <= want && (s.availableReplicas ?? 0) >= want;
+}
+
+const id = (w: Workload) => `${w.kind}/${w.metadata?.name ?? ""}`;
+const template = (w: Workload) => JSON.stringify(w.spec.template);
+
+describe("two platforms under a fleet limit of 1", () => {
+  it("never roll at the same time: the second starts after the first's rolls finished", async () => {
+    const namespaces = fx.namespaces;
+    // At rest first: nothing replacing pods in either platform.
+    await eventually(
+      "both platforms at rest",
+      async () => {
+        for (const ns of namespaces) if (!(await workloads(ns)).every(settled)) return undefined;
+        return true;
+      },
+      180_000,
+    );
+    const baseline = new Map<string, Map<string, string>>();
+    for (const ns of namespaces)
+      baseline.set(ns, new Map((await workloads(ns)).map((w) => [id(w), template(w)])));
+
+    type Sample = { at: number; rolling: Map<string, string[]>; changed: Map<string, number> };
+    const samples: Sample[] = [];
+    const waits = new Map<string, { workload: string; cause: string; since: string }[]>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const at = Date.now();
+        const rolling = new Map<string, string[]>();
+        const changed = new Map<string, number>();
+        // One sample: every list and read of both platforms at once, so the sample is one instant
+        // as nearly as the API server allows.
+        const seen = await Promise.all(
+          namespaces.map(async (ns) => ({
+            ns,
+            workloads: await workloads(ns),
+            platform: await readPlatform(client, ns, NAME),
+          })),
+        );
+        for (const { ns, workloads: all, platform } of seen) {
+          const base = baseline.get(ns) ?? new Map<string, string>();
+          const mine = all.filter((w) => base.get(id(w)) !== template(w));
+          changed.set(ns, mine.length);
+          rolling.set(ns, mine.filter((w) => !settled(w)).map(id));
+          for (const w of platform.status?.disruption?.waiting ?? [])
+            if (w.cause === "FleetLimit" && !waits.get(ns)?.some((x) => x.workload === w.workload))
+              waits.set(ns, [...(waits.get(ns) ?? []), w]);
+        }
+        samples.push({ at, rolling, changed });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+
+    const patchedAt = Date.now();
+    await Promise.all(
+      namespaces.map((namespace) =>
+        client.mergePatch(
+          { ...PLATFORM_REF, namespace, name: NAME },
+          { spec: { observability: { logging: { level: "DEBUG" } } } },
+        ),
+      ),
+    );
+    // Both end with the change applied and every workload settled.
+    let finished: OntoPlatform[] = [];
+    try {
+      finished = await eventually(
+        "both platforms rolled",
+        async () => {
+          const last = samples.at(-1);
+          if (!last || last.at < patchedAt) return undefined;
+          const done = namespaces.every(
+            (ns) => (last.changed.get(ns) ?? 0) > 0 && (last.rolling.get(ns) ?? []).length === 0,
+          );
+          return done
+            ? Promise.all(namespaces.map((ns) => waitForPhase(client, ns, NAME, "Running")))
+            : undefined;
+        },
+        300_000,
+        1_000,
+      );
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+
+    const overlap = samples.filter((s) => namespaces.every((ns) => (s.rolling.get(ns) ?? []).length > 0));
+    const firstChanged = (ns: string) => samples.find((s) => (s.changed.get(ns) ?? 0) > 0)?.at ?? Infinity;
+    const lastRolling = (ns: string) =>
+      samples.filter((s) => (s.rolling.get(ns) ?? []).length > 0).at(-1)?.at ?? -Infinity;
+    const [first = "", second = ""] = [...namespaces].sort((a, b) => firstChanged(a) - firstChanged(b));
+    const rolled = (ns: string) => samples.find((s) => (s.changed.get(ns) ?? 0) > 0)?.changed.get(ns) ?? 0;
+    console.log(
+      `fleet limit 1: ${samples.length} samples; overlap samples ${overlap.length}; ` +
+        `${first}: started ${firstChanged(first) - patchedAt} ms after the patch, rolls finished at ${lastRolling(first) - patchedAt} ms (${rolled(first)} workloads first seen changed); ` +
+        `${second}: waited, started ${firstChanged(second) - patchedAt} ms after the patch (${firstChanged(second) - lastRolling(first)} ms after ${first}'s rolls finished), finished at ${lastRolling(second) - patchedAt} ms`,
+    );
+    console.log(`FleetLimit waits seen: ${JSON.stringify(Object.fromEntries(waits))}`);
+    expect(overlap).toEqual([]);
+    expect(firstChanged(second)).toBeGreaterThan(lastRolling(first));
+    // The second one waited, and said so in its status (with since) ...
+    const shown = waits.get(second) ?? [];
+    expect(shown.length).toBeGreaterThan(0);
+    for (const w of shown)
+      expect(Date.parse(w.since)).toBeGreaterThanOrEqual(Math.floor(patchedAt / 1000) * 1000);
+    expect(waits.get(first)).toBeUndefined();
+    // ... and with one Event.
+    const events = (await client.list("events.k8s.io/v1", "Event", { namespace: second })).items.filter(
+      (e) => (e as KubeObject & { reason?: string }).reason === "WaitingForFleetLimit",
+    ) as (KubeObject & { note?: string; series?: { count?: number } })[];
+    console.log(
+      `Events: ${events.map((e) => `${e.note ?? ""} (series ${e.series?.count ?? 1})`).join("; ")}`,
+    );
+    expect(events).toHaveLength(1);
+    expect(events[0]?.series).toBeUndefined();
+    // Both Running with DEBUG rendered and nothing left waiting.
+    for (const p of finished) {
+      expect(p.status?.phase).toBe("Running");
+      expect(p.status?.disruption?.waiting).toBeUndefined();
+      const maps = (await client.list("v1", "ConfigMap", { namespace: p.metadata.namespace }))
+        .items as (KubeObject & {
+        data?: Record<string, string>;
+      })[];
+      expect(maps.some((m) => m.data?.["LOG_LEVEL"] === "DEBUG")).toBe(true);
+    }
+  });
+});
