@@ -144,7 +144,7 @@ describe("two platforms under a fleet limit of 1", () => {
     const rolled = (ns: string) => samples.find((s) => (s.changed.get(ns) ?? 0) > 0)?.changed.get(ns) ?? 0;
     console.log(
       `fleet limit 1: ${samples.length} samples; overlap samples ${overlap.length}; ` +
-        `${first}: started ${firstChanged(first) - patchedAt} ms after the patch, rolls finished at ${lastRolling(first) - patchedAt} ms (${rolled(first)} workloads first seen changed); ` +
+        `${first}: started ${firstChanged(first) - patchedAt} ms after the patch, rolls finished at ${lastRolling(first) - patchedAt} ms (${rolled(first)} workloads rolled); ` +
         `${second}: waited, started ${firstChanged(second) - patchedAt} ms after the patch (${firstChanged(second) - lastRolling(first)} ms after ${first}'s rolls finished), finished at ${lastRolling(second) - patchedAt} ms`,
     );
     console.log(`FleetLimit waits seen: ${JSON.stringify(Object.fromEntries(waits))}`);
