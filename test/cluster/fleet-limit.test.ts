@@ -56,100 +56,118 @@ function settled(w: Workload): boolean {
 const id = (w: Workload) => `${w.kind}/${w.metadata?.name ?? ""}`;
 const template = (w: Workload) => JSON.stringify(w.spec.template);
 
-describe("two platforms under a fleet limit of 1", () => {
-  it("never roll at the same time: the second starts after the first's rolls finished", async () => {
-    const namespaces = fx.namespaces;
-    // At rest first: nothing replacing pods in either platform.
-    await eventually(
-      "both platforms at rest",
-      async () => {
-        for (const ns of namespaces) if (!(await workloads(ns)).every(settled)) return undefined;
-        return true;
-      },
-      180_000,
-    );
-    const baseline = new Map<string, Map<string, string>>();
-    for (const ns of namespaces)
-      baseline.set(ns, new Map((await workloads(ns)).map((w) => [id(w), template(w)])));
+type Sample = { at: number; rolling: Map<string, string[]>; changed: Map<string, number> };
+type Wait = { workload: string; cause: string; since: string };
 
-    type Sample = { at: number; rolling: Map<string, string[]>; changed: Map<string, number> };
-    const samples: Sample[] = [];
-    const waits = new Map<string, { workload: string; cause: string; since: string }[]>();
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const at = Date.now();
-        const rolling = new Map<string, string[]>();
-        const changed = new Map<string, number>();
-        // One sample: every list and read of both platforms at once, so the sample is one instant
-        // as nearly as the API server allows.
-        const seen = await Promise.all(
-          namespaces.map(async (ns) => ({
-            ns,
-            workloads: await workloads(ns),
-            platform: await readPlatform(client, ns, NAME),
-          })),
-        );
-        for (const { ns, workloads: all, platform } of seen) {
-          const base = baseline.get(ns) ?? new Map<string, string>();
-          const mine = all.filter((w) => base.get(id(w)) !== template(w));
-          changed.set(ns, mine.length);
-          rolling.set(ns, mine.filter((w) => !settled(w)).map(id));
-          for (const w of platform.status?.disruption?.waiting ?? [])
-            if (w.cause === "FleetLimit" && !waits.get(ns)?.some((x) => x.workload === w.workload))
-              waits.set(ns, [...(waits.get(ns) ?? []), w]);
-        }
-        samples.push({ at, rolling, changed });
-        await new Promise((r) => setTimeout(r, 100));
+/**
+ * Patches the log level of both platforms at once and samples the workloads of both (and their
+ * status) until both rolled and are Running; `meanwhile` runs once the first roll is seen.
+ */
+async function rollBoth(level: string, meanwhile?: () => Promise<void>) {
+  const namespaces = fx.namespaces;
+  // At rest first: nothing replacing pods in either platform.
+  await eventually(
+    "both platforms at rest",
+    async () => {
+      for (const ns of namespaces) if (!(await workloads(ns)).every(settled)) return undefined;
+      return true;
+    },
+    180_000,
+  );
+  const baseline = new Map<string, Map<string, string>>();
+  for (const ns of namespaces)
+    baseline.set(ns, new Map((await workloads(ns)).map((w) => [id(w), template(w)])));
+
+  const samples: Sample[] = [];
+  const waits = new Map<string, Wait[]>();
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const at = Date.now();
+      const rolling = new Map<string, string[]>();
+      const changed = new Map<string, number>();
+      // One sample: every list and read of both platforms at once, so the sample is one instant
+      // as nearly as the API server allows.
+      const seen = await Promise.all(
+        namespaces.map(async (ns) => ({
+          ns,
+          workloads: await workloads(ns),
+          platform: await readPlatform(client, ns, NAME),
+        })),
+      );
+      for (const { ns, workloads: all, platform } of seen) {
+        const base = baseline.get(ns) ?? new Map<string, string>();
+        const mine = all.filter((w) => base.get(id(w)) !== template(w));
+        changed.set(ns, mine.length);
+        rolling.set(ns, mine.filter((w) => !settled(w)).map(id));
+        for (const w of platform.status?.disruption?.waiting ?? [])
+          if (w.cause === "FleetLimit" && !waits.get(ns)?.some((x) => x.workload === w.workload))
+            waits.set(ns, [...(waits.get(ns) ?? []), w]);
       }
-    })();
+      samples.push({ at, rolling, changed });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
 
-    const patchedAt = Date.now();
+  const patchedAt = Date.now();
+  let finished: OntoPlatform[] = [];
+  try {
     await Promise.all(
       namespaces.map((namespace) =>
         client.mergePatch(
           { ...PLATFORM_REF, namespace, name: NAME },
-          { spec: { observability: { logging: { level: "DEBUG" } } } },
+          { spec: { observability: { logging: { level } } } },
         ),
       ),
     );
-    // Both end with the change applied and every workload settled.
-    let finished: OntoPlatform[] = [];
-    try {
-      finished = await eventually(
-        "both platforms rolled",
-        async () => {
-          const last = samples.at(-1);
-          if (!last || last.at < patchedAt) return undefined;
-          const done = namespaces.every(
-            (ns) => (last.changed.get(ns) ?? 0) > 0 && (last.rolling.get(ns) ?? []).length === 0,
-          );
-          return done
-            ? Promise.all(namespaces.map((ns) => waitForPhase(client, ns, NAME, "Running")))
-            : undefined;
-        },
-        300_000,
-        1_000,
+    if (meanwhile) {
+      await eventually("a first roll", async () =>
+        samples.some((s) => namespaces.some((ns) => (s.rolling.get(ns) ?? []).length > 0)) ? true : undefined,
       );
-    } finally {
-      sampling = false;
-      await sampler;
+      await meanwhile();
     }
-
-    const overlap = samples.filter((s) => namespaces.every((ns) => (s.rolling.get(ns) ?? []).length > 0));
-    const firstChanged = (ns: string) => samples.find((s) => (s.changed.get(ns) ?? 0) > 0)?.at ?? Infinity;
-    const lastRolling = (ns: string) =>
-      samples.filter((s) => (s.rolling.get(ns) ?? []).length > 0).at(-1)?.at ?? -Infinity;
-    const [first = "", second = ""] = [...namespaces].sort((a, b) => firstChanged(a) - firstChanged(b));
-    const rolled = (ns: string) => samples.find((s) => (s.changed.get(ns) ?? 0) > 0)?.changed.get(ns) ?? 0;
-    console.log(
-      `fleet limit 1: ${samples.length} samples; overlap samples ${overlap.length}; ` +
-        `${first}: started ${firstChanged(first) - patchedAt} ms after the patch, rolls finished at ${lastRolling(first) - patchedAt} ms (${rolled(first)} workloads rolled); ` +
-        `${second}: waited, started ${firstChanged(second) - patchedAt} ms after the patch (${firstChanged(second) - lastRolling(first)} ms after ${first}'s rolls finished), finished at ${lastRolling(second) - patchedAt} ms`,
+    // Both end with the change applied and every workload settled.
+    finished = await eventually(
+      "both platforms rolled",
+      async () => {
+        const last = samples.at(-1);
+        if (!last || last.at < patchedAt) return undefined;
+        const done = namespaces.every(
+          (ns) => (last.changed.get(ns) ?? 0) > 0 && (last.rolling.get(ns) ?? []).length === 0,
+        );
+        return done
+          ? Promise.all(namespaces.map((ns) => waitForPhase(client, ns, NAME, "Running")))
+          : undefined;
+      },
+      300_000,
+      1_000,
     );
-    console.log(`FleetLimit waits seen: ${JSON.stringify(Object.fromEntries(waits))}`);
-    expect(overlap).toEqual([]);
-    expect(firstChanged(second)).toBeGreaterThan(lastRolling(first));
+  } finally {
+    sampling = false;
+    await sampler;
+  }
+
+  const firstChanged = (ns: string) => samples.find((s) => (s.changed.get(ns) ?? 0) > 0)?.at ?? Infinity;
+  const lastRolling = (ns: string) =>
+    samples.filter((s) => (s.rolling.get(ns) ?? []).length > 0).at(-1)?.at ?? -Infinity;
+  const [first = "", second = ""] = [...namespaces].sort((a, b) => firstChanged(a) - firstChanged(b));
+  const rolled = (ns: string) => Math.max(0, ...samples.map((s) => s.changed.get(ns) ?? 0));
+  const overlap = samples.filter((s) => namespaces.every((ns) => (s.rolling.get(ns) ?? []).length > 0));
+  console.log(
+    `fleet limit 1, log level ${level}: ${samples.length} samples; overlap samples ${overlap.length}; ` +
+      `${first}: started ${firstChanged(first) - patchedAt} ms after the patch, rolls finished at ${lastRolling(first) - patchedAt} ms (${rolled(first)} workloads rolled); ` +
+      `${second}: waited, started ${firstChanged(second) - patchedAt} ms after the patch (${firstChanged(second) - lastRolling(first)} ms after ${first}'s rolls finished), finished at ${lastRolling(second) - patchedAt} ms (${rolled(second)} workloads rolled)`,
+  );
+  console.log(`FleetLimit waits seen: ${JSON.stringify(Object.fromEntries(waits))}`);
+  return { samples, waits, patchedAt, finished, first, second, overlap, firstChanged, lastRolling };
+}
+
+describe("two platforms under a fleet limit of 1", () => {
+  it("never roll at the same time: the second starts after the first's rolls finished", async () => {
+    const run = await rollBoth("DEBUG");
+    const { first, second, patchedAt, waits } = run;
+    expect(run.overlap).toEqual([]);
+    expect(run.firstChanged(second)).toBeGreaterThan(run.lastRolling(first));
     // The second one waited, and said so in its status (with since) ...
     const shown = waits.get(second) ?? [];
     expect(shown.length).toBeGreaterThan(0);
@@ -166,7 +184,7 @@ describe("two platforms under a fleet limit of 1", () => {
     expect(events).toHaveLength(1);
     expect(events[0]?.series).toBeUndefined();
     // Both Running with DEBUG rendered and nothing left waiting.
-    for (const p of finished) {
+    for (const p of run.finished) {
       expect(p.status?.phase).toBe("Running");
       expect(p.status?.disruption?.waiting).toBeUndefined();
       const maps = (await client.list("v1", "ConfigMap", { namespace: p.metadata.namespace }))
@@ -175,5 +193,22 @@ describe("two platforms under a fleet limit of 1", () => {
       })[];
       expect(maps.some((m) => m.data?.["LOG_LEVEL"] === "DEBUG")).toBe(true);
     }
+  });
+
+  it("an operator restarted while the first rolls (a new leader, an empty slot table) still holds the second back", async () => {
+    let restartedAt = 0;
+    const run = await rollBoth("WARN", async () => {
+      await fx.restartOperator();
+      restartedAt = Date.now();
+    });
+    const firstStillRolling = run.samples.some(
+      (s) => s.at >= restartedAt && (s.rolling.get(run.first) ?? []).length > 0,
+    );
+    console.log(
+      `operator restarted ${restartedAt - run.patchedAt} ms after the patch; ${run.first} still rolling then: ${firstStillRolling}`,
+    );
+    expect(run.overlap).toEqual([]);
+    expect(run.firstChanged(run.second)).toBeGreaterThan(run.lastRolling(run.first));
+    for (const p of run.finished) expect(p.status?.phase).toBe("Running");
   });
 });
