@@ -3,11 +3,13 @@
 // same instant. The Deployments and StatefulSets of both are sampled throughout: the two never
 // roll at the same time, the second starts only after the first's rolls finished, the one that
 // waited shows cause FleetLimit (with since) in status.disruption.waiting and got one Event, and
-// both end Running with the change applied.
+// both end Running with the change applied. An operator restarted while the first rolls (a new
+// leader starts with an empty slot table) still holds the second back: it counts the first's roll
+// from its caches.
 import { describe, expect, it } from "vitest";
 import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
-import type { KubeObject } from "../../src/kube/index.js";
-import { eventually } from "../support/cluster.js";
+import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
+import { eventually, kubeconfigPath } from "../support/cluster.js";
 import { useOperator } from "../support/operator.js";
 import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
 
@@ -196,6 +198,15 @@ describe("two platforms under a fleet limit of 1", () => {
   });
 
   it("an operator restarted while the first rolls (a new leader, an empty slot table) still holds the second back", async () => {
+    // Each platform's ontology-service is made slow to roll (a new pod counts as available only
+    // after 25 s), so the first roll outlasts the operator's restart. Another field manager sets
+    // it: the operator does not own minReadySeconds and keeps it; the pod template is unchanged.
+    const tester = new KubeClient(loadKubeConfig({ path: kubeconfigPath() }), { fieldManager: "fleet-test" });
+    for (const namespace of fx.namespaces)
+      await tester.mergePatch(
+        { apiVersion: "apps/v1", kind: "Deployment", namespace, name: "ontology-service" },
+        { spec: { minReadySeconds: 25 } },
+      );
     let restartedAt = 0;
     const run = await rollBoth("WARN", async () => {
       await fx.restartOperator();
@@ -207,8 +218,9 @@ describe("two platforms under a fleet limit of 1", () => {
     console.log(
       `operator restarted ${restartedAt - run.patchedAt} ms after the patch; ${run.first} still rolling then: ${firstStillRolling}`,
     );
+    expect(firstStillRolling).toBe(true);
     expect(run.overlap).toEqual([]);
     expect(run.firstChanged(run.second)).toBeGreaterThan(run.lastRolling(run.first));
     for (const p of run.finished) expect(p.status?.phase).toBe("Running");
-  });
+  }, 420_000);
 });
