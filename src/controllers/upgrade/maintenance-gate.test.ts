@@ -72,6 +72,7 @@ describe("upgrades and the fleet limit", () => {
     );
     expect(Object.values(d?.step ?? {}).every((r) => r?.version === "1.5.0")).toBe(true);
     expect(d?.requeueAfterMs).toBe(15_000);
+    expect(d?.notes?.map((n) => n.reason)).toEqual(["WaitingForFleetLimit"]);
   });
 
   it("starts with a free slot and keeps it: a second platform then waits", () => {

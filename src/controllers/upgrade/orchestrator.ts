@@ -241,19 +241,20 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
       rolling: false,
       since: waitingSince ? new Date(waitingSince) : scene.now,
     });
+    const first = componentByName(plan[0] ?? "");
+    if (!first) return undefined;
     if (fleet && !fleet.admitted) {
+      const message = `upgrade ${running} -> ${target} waits for the fleet limit: ${fleet.restarting.length} other platform(s) restarting pods (at most ${fleet.limit} at once${fleet.restarting.length > 0 ? `: ${fleet.restarting.join(", ")}` : ""}), ${fleet.ahead} waiting longer`;
       return {
         step: hold(),
-        condition: {
-          status: "False",
-          reason: REASON.WaitingForFleetLimit,
-          message: `upgrade ${running} -> ${target} waits for the fleet limit: ${fleet.restarting.length} other platform(s) restarting pods (at most ${fleet.limit} at once${fleet.restarting.length > 0 ? `: ${fleet.restarting.join(", ")}` : ""}), ${fleet.ahead} waiting longer`,
-        },
+        condition: { status: "False", reason: REASON.WaitingForFleetLimit, message },
+        // One Event when it starts waiting, not one per look.
+        ...(waitingSince
+          ? {}
+          : { notes: [{ reason: REASON.WaitingForFleetLimit, message, target: workloadRef(first) }] }),
         requeueAfterMs: FLEET_RECHECK_MS,
       };
     }
-    const first = componentByName(plan[0] ?? "");
-    if (!first) return undefined;
     const started: UpgradeStatus = {
       from: running,
       to: target,
