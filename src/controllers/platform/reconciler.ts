@@ -29,7 +29,7 @@ import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
 import { CertificateMetrics } from "./certificate-metrics.js";
 import { planCertificates, withPlatformCertificate } from "./certificates.js";
-import type { FleetLimit } from "../shared/fleet-limit.js";
+import { fleetWaitText, type FleetLimit } from "../shared/fleet-limit.js";
 import { decideDisruption, holdForFleet, wantsFleetSlot, type Disruption } from "./disruption.js";
 import { withAppliedHash } from "./drift.js";
 import { ForeignFieldReader } from "./foreign.js";
@@ -206,7 +206,7 @@ export class PlatformReconciler {
       this.deps.actions.notice(
         platform,
         "WaitingForFleetLimit",
-        `${[...hold.held].filter((id) => !decided.held.has(id)).join(", ")} wait for the fleet limit: ${answer.restarting.length} other platform(s) restarting pods (at most ${answer.limit} at once${answer.restarting.length > 0 ? `: ${answer.restarting.join(", ")}` : ""}), ${answer.ahead} waiting longer`,
+        `${[...hold.held].filter((id) => !decided.held.has(id)).join(", ")} wait for the fleet limit: ${fleetWaitText(answer)}`,
       );
     shown.disruption = hold.status;
     outcome.problems.push(...hold.problems);

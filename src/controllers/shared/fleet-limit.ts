@@ -43,6 +43,12 @@ export type FleetAnswer =
       ahead: number;
     };
 
+/** Why a platform waits, for its Event and its Upgrading condition. */
+export function fleetWaitText(answer: Extract<FleetAnswer, { admitted: false }>): string {
+  const names = answer.restarting.length > 0 ? `: ${answer.restarting.join(", ")}` : "";
+  return `${answer.restarting.length} other platform(s) restarting pods (at most ${answer.limit} at once${names}), ${answer.ahead} waiting longer`;
+}
+
 export interface FleetLimitDeps {
   /** At most this many platforms restart pods at once; 0: no limit. */
   limit: number;

@@ -30,7 +30,7 @@ import { PRODUCT_CATALOG, type ImageSource, type ReleaseCatalog } from "../../re
 import { TRACK_LABEL, canaryName, type ComponentRollout, type UpgradeStep } from "../../render/index.js";
 import { CacheNotSyncedError, metaTime, type ReadonlyStore } from "../../runtime/index.js";
 import type { Registry } from "prom-client";
-import { FLEET_RECHECK_MS, type FleetLimit } from "../shared/fleet-limit.js";
+import { FLEET_RECHECK_MS, fleetWaitText, type FleetLimit } from "../shared/fleet-limit.js";
 import type { PlatformHooks, UpgradeDecision } from "../shared/upgrade-decision.js";
 import { isTerminating, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import {
@@ -244,7 +244,7 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
     const first = componentByName(plan[0] ?? "");
     if (!first) return undefined;
     if (fleet && !fleet.admitted) {
-      const message = `upgrade ${running} -> ${target} waits for the fleet limit: ${fleet.restarting.length} other platform(s) restarting pods (at most ${fleet.limit} at once${fleet.restarting.length > 0 ? `: ${fleet.restarting.join(", ")}` : ""}), ${fleet.ahead} waiting longer`;
+      const message = `upgrade ${running} -> ${target} waits for the fleet limit: ${fleetWaitText(fleet)}`;
       return {
         step: hold(),
         condition: { status: "False", reason: REASON.WaitingForFleetLimit, message },
