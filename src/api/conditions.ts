@@ -226,6 +226,13 @@ const REASON_DOCS = {
     means: "the version change waits for the next maintenance window (`status.disruption.nextWindow`)",
     todo: "wait, or annotate the platform `onto.paas/approve-restarts=true` to start now",
   },
+  WaitingForFleetLimit: {
+    conditions: ["Upgrading"],
+    status: "False",
+    means:
+      "the version change waits until fewer platforms restart pods than the operator's `--max-restarting-platforms`",
+    todo: "wait (the platforms restarting are named in the message); the limit is the operator's flag",
+  },
   UpgradeBlocked: {
     conditions: ["Upgrading"],
     status: "False",

@@ -21,6 +21,8 @@ import {
 } from "../runtime/index.js";
 import { CapabilityPoll, discoverCapabilities } from "./capabilities.js";
 import { ActionRecorder, auditSink } from "./shared/actions.js";
+import { FleetLimit } from "./shared/fleet-limit.js";
+import { replacingPods } from "./shared/kube-views.js";
 import { registerHealer } from "./healing/index.js";
 import { registerPostgresHa } from "./postgres-ha/index.js";
 import { CLAIM_REF, PlatformReconciler, STORAGE_CLASS_REF } from "./platform/index.js";
@@ -44,6 +46,8 @@ export interface OperatorOptions {
   /** How often optional APIs (ServiceMonitor, VPA) are looked for again (default 10 min). */
   discoveryIntervalMs?: number | undefined;
   hooks?: PlatformHooks | undefined;
+  /** At most this many platforms restart pods at once (`--max-restarting-platforms`); 0 or absent: no limit. */
+  maxRestartingPlatforms?: number | undefined;
 }
 
 export interface RunningOperator {
@@ -97,10 +101,33 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     },
   });
   releasesRecheck = () => releases.recheck();
+  const scopes = scoped.length > 0 ? scoped : [""];
+  const scopeOf = (namespace: string): string => (scoped.length > 0 ? namespace : "");
+  // The fleet limit counts, from the informer caches, the platforms whose workloads replace pods.
+  const fleet = new FleetLimit({
+    limit: opts.maxRestartingPlatforms ?? 0,
+    restartingInCaches: () => {
+      const out = new Set<string>();
+      for (const namespace of scopes)
+        for (const kind of ["Deployment", "StatefulSet"])
+          for (const w of cache({ apiVersion: "apps/v1", kind }, namespace).list()) {
+            const instance = w.metadata?.labels?.[INSTANCE_LABEL];
+            const owned = w.metadata?.ownerReferences?.some((r) => r.kind === PLATFORM_REF.kind);
+            if (instance && owned && replacingPods(w)) out.add(`${w.metadata?.namespace ?? ""}/${instance}`);
+          }
+      return out;
+    },
+    exists: (key) => {
+      const [namespace = "", name = ""] = key.split("/");
+      return cache(PLATFORM_REF, scopeOf(namespace)).getByName(namespace, name) !== undefined;
+    },
+    wake: (key) => controllerOf(key)?.enqueue(key),
+  });
   const upgrades = new UpgradeOrchestrator({
     cache,
     registry: manager.metrics.registry,
     releases: releases.catalog,
+    fleet,
   });
   const reconciler = new PlatformReconciler({
     client,
@@ -110,6 +137,7 @@ export async function runOperator(opts: OperatorOptions = {}): Promise<RunningOp
     actions,
     hooks: { upgradeStep: upgrades.upgradeStep, ...opts.hooks },
     releases: releases.catalog,
+    fleet,
   });
 
   const served = (): ManagedKind[] => reconciler.servedKinds();

@@ -68,6 +68,8 @@ describe("the operator's Deployment (deploy/operator/deployment.yaml)", () => {
       "8080",
       "--health-port",
       "8081",
+      "--max-restarting-platforms",
+      "0",
     ]);
   });
 

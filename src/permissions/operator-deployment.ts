@@ -10,6 +10,8 @@ export const OPERATOR_NAMESPACE = "onto-system";
 export const OPERATOR_IMAGE = "ghcr.io/coomia/onto-operator:0.1.0";
 export const METRICS_PORT = 8080;
 export const HEALTH_PORT = 8081;
+/** The fleet limit the install sets: at most this many platforms restart pods at once (0: no limit). */
+export const MAX_RESTARTING_PLATFORMS = 0;
 /** UID and GID of the image's non-root user (the distroless "nonroot" user). */
 export const RUN_AS_USER = 65532;
 /** Comma-separated namespaces the operator watches; unset or empty: all namespaces. */
@@ -24,6 +26,8 @@ export const OPERATOR_COMMAND = [
   String(METRICS_PORT),
   "--health-port",
   String(HEALTH_PORT),
+  "--max-restarting-platforms",
+  String(MAX_RESTARTING_PLATFORMS),
 ];
 
 export interface Manifest {

@@ -16,6 +16,7 @@ interface OperatorFlags {
   logLevel: string;
   concurrency: number;
   discoveryInterval: number;
+  maxRestartingPlatforms: number;
 }
 
 const int = (v: string): number => {
@@ -64,6 +65,12 @@ export function operatorCommand(): Command {
       },
       DISCOVERY_INTERVAL_MS / 1000,
     )
+    .option(
+      "--max-restarting-platforms <n>",
+      "fleet limit: at most this many platforms restart pods at once; the others' pod restarts (config and resources rolls, the OOM memory raise, approved operator-side changes, an upgrade's start) wait, a crash-looping workload's fix does not (0: no limit)",
+      int,
+      0,
+    )
     .action(async (flags: OperatorFlags) => {
       const operator = await runOperator({
         kubeconfig: flags.kubeconfig,
@@ -83,6 +90,7 @@ export function operatorCommand(): Command {
         logLevel: flags.logLevel,
         concurrency: flags.concurrency,
         discoveryIntervalMs: flags.discoveryInterval * 1000,
+        maxRestartingPlatforms: flags.maxRestartingPlatforms,
       });
       operator.manager.handleSignals();
     });

@@ -6,7 +6,9 @@ import { resolveSpec, type OntoPlatform, type OntoPlatformSpec } from "../../api
 import type { KubeObject } from "../../kube/index.js";
 import { TEMPLATE_REVISION_ANNOTATION, type RenderedObject } from "../../render/index.js";
 import { goldenCases, renderGolden } from "../../../test/support/golden.js";
-import { APPROVE_RESTARTS_ANNOTATION, decideDisruption } from "./disruption.js";
+import type { FleetAnswer } from "../shared/fleet-limit.js";
+import { replacingPods, type WorkloadView } from "../shared/kube-views.js";
+import { APPROVE_RESTARTS_ANNOTATION, decideDisruption, holdForFleet, wantsFleetSlot } from "./disruption.js";
 
 const cases = goldenCases();
 function production() {
@@ -17,6 +19,16 @@ function production() {
 const NOW = new Date("2026-12-01T12:00:00Z");
 const CLOSED = [{ start: "0 2 * * *", duration: "1h", timeZone: "UTC" }];
 const OPEN = [{ start: "0 11 * * *", duration: "2h", timeZone: "UTC" }];
+
+function platformOf(annotations?: Record<string, string>): OntoPlatform {
+  const input = production();
+  return {
+    apiVersion: "onto.paas/v1alpha1",
+    kind: "OntoPlatform",
+    metadata: { ...input.platform, ...(annotations ? { annotations } : {}) },
+    spec: input.spec,
+  };
+}
 
 function decide(opts: {
   live: RenderedObject[];
@@ -136,5 +148,135 @@ describe("disruption control", () => {
         message: '"Nowhere/City" is not an IANA time zone',
       },
     ]);
+  });
+});
+
+const REFUSED: FleetAnswer = { admitted: false, limit: 1, restarting: ["other/onto-production"], ahead: 0 };
+
+describe("the fleet limit in the disruption decision", () => {
+  it("a config or resources roll asks for a slot; refused, it waits with cause FleetLimit and since", () => {
+    const live = renderGolden(production());
+    const d = decide({ live, edit: moreCpu });
+    expect(d.held.size).toBe(0);
+    expect(wantsFleetSlot(d)).toBe(true);
+    expect(d.restarts.map((r) => r.reasons)).toEqual([["resources"]]);
+    const held = holdForFleet(d, REFUSED, platformOf(), NOW);
+    expect([...held.held]).toEqual(["Deployment/gateway"]);
+    expect(held.status?.waiting).toEqual([
+      {
+        workload: "Deployment/gateway",
+        reasons: ["resources"],
+        cause: "FleetLimit",
+        since: NOW.toISOString(),
+      },
+    ]);
+    expect(held.requeueAfterMs).toBe(15_000);
+    expect(holdForFleet(d, { admitted: true }, platformOf(), NOW)).toBe(d);
+  });
+
+  it("keeps the since of an earlier FleetLimit wait (its place in the queue)", () => {
+    const live = renderGolden(production());
+    const earlier = "2026-12-01T11:00:00.000Z";
+    const platform = platformOf();
+    platform.status = {
+      disruption: {
+        waiting: [
+          { workload: "Deployment/gateway", reasons: ["resources"], cause: "FleetLimit", since: earlier },
+        ],
+      },
+    };
+    const input = production();
+    moreCpu(input.spec);
+    const d = decideDisruption({
+      platform: { ...platform, spec: input.spec },
+      spec: resolveSpec(input.spec),
+      desired: renderGolden(input),
+      live: (o) => live.find((l) => l.kind === o.kind && l.metadata.name === o.metadata.name),
+      pods: [],
+      now: NOW,
+    });
+    expect(d.fleetSince?.toISOString()).toBe(earlier);
+    expect(holdForFleet(d, REFUSED, platform, NOW).status?.waiting?.[0]?.since).toBe(earlier);
+  });
+
+  it("an OOM raise (a memory change on an OOM-looping workload) waits; a crash loop's fix does not, and is recorded", () => {
+    const live = renderGolden(production());
+    const oom = decide({ live, edit: moreCpu, pods: [crashPod("gateway", "OOMKilled")] });
+    expect(wantsFleetSlot(oom)).toBe(true);
+    expect([...holdForFleet(oom, REFUSED, platformOf(), NOW).held]).toEqual(["Deployment/gateway"]);
+    const crash = decide({ live, edit: moreCpu, pods: [crashPod("gateway", "Error")] });
+    expect(wantsFleetSlot(crash)).toBe(false);
+    const letThrough = holdForFleet(crash, REFUSED, platformOf(), NOW);
+    expect(letThrough.held.size).toBe(0);
+    expect(letThrough.bypassed.map((b) => b.message)).toEqual([
+      "Deployment/gateway crash-loops: its change (resources) is applied now, without waiting (FleetLimit: 1 other platform(s) restarting pods (limit 1))",
+    ]);
+  });
+
+  it("the opt-in does not lift the fleet limit; a change held for its window does not ask for a slot", () => {
+    const live = olderOperator();
+    const approved = decide({ live, annotations: { [APPROVE_RESTARTS_ANNOTATION]: "true" } });
+    expect(wantsFleetSlot(approved)).toBe(true);
+    expect([...holdForFleet(approved, REFUSED, platformOf(), NOW).held]).toEqual(["StatefulSet/kafka"]);
+    const windowed = decide({ live: renderGolden(production()), edit: moreCpu, windows: CLOSED });
+    expect(wantsFleetSlot(windowed)).toBe(false);
+  });
+
+  it("a platform whose workloads replace pods is rolling (it keeps its slot); one at rest is not", () => {
+    const live = renderGolden(production());
+    expect(decide({ live }).rolling).toBe(false);
+    const gateway = live.find((o) => o.kind === "Deployment" && o.metadata.name === "gateway");
+    if (!gateway) throw new Error("no gateway");
+    gateway.metadata = { ...gateway.metadata, generation: 3 } as typeof gateway.metadata;
+    (gateway as { status?: object }).status = { observedGeneration: 2, replicas: 2, updatedReplicas: 2 };
+    const d = decide({ live });
+    expect(d.rolling).toBe(true);
+    expect(d.status?.restarting).toEqual(["Deployment/gateway"]);
+  });
+});
+
+describe("replacingPods", () => {
+  const deployment = (status: object, generation = 2): WorkloadView => ({
+    kind: "Deployment",
+    metadata: { name: "d", generation },
+    spec: { replicas: 2 },
+    status,
+  });
+  const done = {
+    observedGeneration: 2,
+    replicas: 2,
+    updatedReplicas: 2,
+    availableReplicas: 2,
+    conditions: [{ type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }],
+  };
+  it("a Deployment: the latest spec unseen, old pods left, or the new ReplicaSet not yet available", () => {
+    expect(replacingPods(deployment(done))).toBe(false);
+    expect(replacingPods(deployment(done, 3))).toBe(true);
+    expect(replacingPods(deployment({ ...done, replicas: 3 }))).toBe(true);
+    expect(replacingPods(deployment({ ...done, updatedReplicas: 1 }))).toBe(true);
+    expect(
+      replacingPods(
+        deployment({
+          ...done,
+          conditions: [{ type: "Progressing", status: "True", reason: "ReplicaSetUpdated" }],
+        }),
+      ),
+    ).toBe(true);
+    // A pod unready after the rollout completed is a fault, not a restart.
+    expect(replacingPods(deployment({ ...done, availableReplicas: 1 }))).toBe(false);
+  });
+  it("a StatefulSet: until its currentRevision is the updateRevision", () => {
+    const sts = (status: object): WorkloadView => ({
+      kind: "StatefulSet",
+      metadata: { name: "s", generation: 1 },
+      spec: { replicas: 1 },
+      status,
+    });
+    const base = { observedGeneration: 1, replicas: 1, updatedReplicas: 1 };
+    expect(replacingPods(sts({ ...base, currentRevision: "r2", updateRevision: "r2" }))).toBe(false);
+    expect(replacingPods(sts({ ...base, currentRevision: "r1", updateRevision: "r2" }))).toBe(true);
+    expect(
+      replacingPods(sts({ ...base, updatedReplicas: 0, currentRevision: "r2", updateRevision: "r2" })),
+    ).toBe(true);
   });
 });

@@ -4,11 +4,16 @@
 //   TEMPLATE_REVISION): until the user opts in (the annotation below) or a maintenance window
 //   opens, windows or not, so an operator upgrade never restarts a database by surprise;
 // - the spec has maintenance windows and none is open (config or resources rolls, the OOM memory
-//   raise): until one opens or the user opts in.
+//   raise): until one opens or the user opts in;
+// - what remains would restart pods while the operator's fleet limit is reached (other platforms
+//   restarting pods, shared/fleet-limit.ts): until a slot frees. The opt-in does not lift it: the
+//   limit is the operator's, not the platform's.
 // Emergencies do not wait: the fix of a workload whose pods crash-loop (for a reason other than
 // memory, which the OOM raise handles and which waits) is applied at once and audited. An upgrade
-// in flight is not held here: it waited for its window before it started (upgrade/orchestrator.ts).
-// Pure: the reconciler passes the caches and the runtime clock, and applies what is not held.
+// in flight is not held here: it waited for its window and the fleet limit before it started
+// (upgrade/orchestrator.ts), and it holds its fleet slot until it ends.
+// Pure: the reconciler passes the caches, the runtime clock and the fleet limit's answer, and
+// applies what is not held.
 import {
   INSTANCE_LABEL,
   NAME_LABEL,
@@ -22,13 +27,15 @@ import type { SpecProblem } from "./status.js";
 import { REASON } from "../../api/index.js";
 import { APPROVE_RESTARTS_ANNOTATION, windowState, type WindowState } from "../shared/maintenance-windows.js";
 import { isWorkload, restartReasons } from "../shared/restart-plan.js";
+import { replacingPods } from "../shared/kube-views.js";
+import { FLEET_RECHECK_MS, type FleetAnswer } from "../shared/fleet-limit.js";
 import { firstDifference } from "./drift.js";
 import { objectId } from "./apply.js";
 
 export { APPROVE_RESTARTS_ANNOTATION };
 
 export type Disruption = NonNullable<OntoPlatformStatus["disruption"]>;
-export type HoldCause = "OperatorChange" | "MaintenanceWindow";
+export type HoldCause = "OperatorChange" | "MaintenanceWindow" | "FleetLimit";
 
 export interface DisruptionInput {
   platform: OntoPlatform;
@@ -50,6 +57,15 @@ export interface DisruptionDecision {
   status: Disruption | undefined;
   /** Look again when the next window opens. */
   requeueAfterMs?: number;
+  /**
+   * Workloads whose pods restart this reconcile unless the fleet limit holds them; `emergency`:
+   * a crash-looping workload's fix, which the fleet limit does not hold either.
+   */
+  restarts: { workload: RenderedObject; reasons: string[]; emergency: boolean }[];
+  /** The platform restarts pods now (a workload replacing pods, or an upgrade in flight). */
+  rolling: boolean;
+  /** When it started waiting for the fleet limit (its place in the queue), if it waits. */
+  fleetSince?: Date;
 }
 
 interface PodView {
@@ -79,31 +95,13 @@ const subset = (want: unknown, have: unknown): boolean => firstDifference(want, 
 
 /** The live workloads still replacing pods (they count toward the fleet limit). */
 function rolling(desired: readonly RenderedObject[], live: DisruptionInput["live"]): string[] {
-  const out: string[] = [];
-  for (const obj of desired.filter(isWorkload)) {
-    const cur:
-      | {
-          metadata?: { generation?: number };
-          spec?: { replicas?: number };
-          status?: {
-            observedGeneration?: number;
-            updatedReplicas?: number;
-            currentRevision?: string;
-            updateRevision?: string;
-          };
-        }
-      | undefined = live(obj);
-    if (!cur?.status) continue;
-    const s = cur.status;
-    const behind =
-      (s.observedGeneration ?? 0) < (cur.metadata?.generation ?? 0) ||
-      (s.updatedReplicas ?? 0) < (cur.spec?.replicas ?? 1) ||
-      (obj.kind === "StatefulSet" &&
-        s.updateRevision !== undefined &&
-        s.currentRevision !== s.updateRevision);
-    if (behind) out.push(objectId(obj.kind, obj.metadata.name));
-  }
-  return out;
+  return desired
+    .filter(isWorkload)
+    .filter((obj) => {
+      const cur = live(obj);
+      return cur !== undefined && replacingPods(cur);
+    })
+    .map((obj) => objectId(obj.kind, obj.metadata.name));
 }
 
 export function decideDisruption(input: DisruptionInput): DisruptionDecision {
@@ -121,6 +119,7 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
   const held = new Set<string>();
   const bypassed: DisruptionDecision["bypassed"] = [];
   const waiting: NonNullable<Disruption["waiting"]> = [];
+  const restarts: DisruptionDecision["restarts"] = [];
 
   for (const obj of input.desired) {
     if (!isWorkload(obj) || upgrading) continue;
@@ -134,9 +133,13 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
       : !windows.unrestricted
         ? "MaintenanceWindow"
         : undefined;
-    if (!cause || windows.open || approved) continue;
+    const emergency = crashLooping(platform.metadata.name, obj.metadata.name, input.pods);
+    if (!cause || windows.open || approved) {
+      restarts.push({ workload: obj, reasons, emergency });
+      continue;
+    }
     const id = objectId(obj.kind, obj.metadata.name);
-    if (crashLooping(platform.metadata.name, obj.metadata.name, input.pods)) {
+    if (emergency) {
       bypassed.push({
         workload: obj,
         message: `${id} crash-loops: its change (${reasons.join(", ")}) is applied now, without waiting (${cause})`,
@@ -148,6 +151,7 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
   }
 
   const restarting = rolling(input.desired, input.live);
+  const fleetWaits = (platform.status?.disruption?.waiting ?? []).filter((w) => w.cause === "FleetLimit");
   const status: Disruption = {
     ...(waiting.length > 0 ? { waiting } : {}),
     ...(windows.next ? { nextWindow: windows.next.toISOString() } : {}),
@@ -162,5 +166,60 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
     ...(waiting.length > 0 && windows.next
       ? { requeueAfterMs: Math.max(1000, windows.next.getTime() - now.getTime()) }
       : {}),
+    restarts,
+    rolling: upgrading || restarting.length > 0,
+    ...(fleetWaits.length > 0
+      ? { fleetSince: new Date(Math.min(...fleetWaits.map((w) => Date.parse(w.since)))) }
+      : {}),
+  };
+}
+
+/** The fleet limit's answer asked for by decideDisruption's restarts (none: nothing to ask). */
+export const wantsFleetSlot = (d: DisruptionDecision): boolean => d.restarts.some((r) => !r.emergency);
+
+/**
+ * The decision with the fleet limit's answer applied: refused, every restart waits with cause
+ * FleetLimit (since when it first did), except a crash-looping workload's fix, which goes now and
+ * is recorded. Pure.
+ */
+export function holdForFleet(
+  d: DisruptionDecision,
+  answer: FleetAnswer,
+  platform: OntoPlatform,
+  now: Date,
+): DisruptionDecision {
+  if (answer.admitted || d.restarts.length === 0) return d;
+  const previous = new Map(
+    (platform.status?.disruption?.waiting ?? [])
+      .filter((w) => w.cause === "FleetLimit")
+      .map((w) => [w.workload, w.since]),
+  );
+  const held = new Set(d.held);
+  const bypassed = [...d.bypassed];
+  const waiting = [...(d.status?.waiting ?? [])];
+  const others = `${answer.restarting.length} other platform(s) restarting pods (limit ${answer.limit})`;
+  for (const { workload, reasons, emergency } of d.restarts) {
+    const id = objectId(workload.kind, workload.metadata.name);
+    if (emergency) {
+      bypassed.push({
+        workload,
+        message: `${id} crash-loops: its change (${reasons.join(", ")}) is applied now, without waiting (FleetLimit: ${others})`,
+      });
+      continue;
+    }
+    held.add(id);
+    waiting.push({
+      workload: id,
+      reasons,
+      cause: "FleetLimit",
+      since: previous.get(id) ?? now.toISOString(),
+    });
+  }
+  return {
+    ...d,
+    held,
+    bypassed,
+    status: { ...d.status, waiting },
+    requeueAfterMs: Math.min(d.requeueAfterMs ?? FLEET_RECHECK_MS, FLEET_RECHECK_MS),
   };
 }

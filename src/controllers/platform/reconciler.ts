@@ -5,6 +5,7 @@
 // each concern lives in its own file, its decisions pure, its actions run through act().
 import {
   PLATFORM_REF,
+  REASON,
   type OntoPlatform,
   type OntoPlatformStatus,
   type ResolvedSpec,
@@ -28,7 +29,8 @@ import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
 import { CertificateMetrics } from "./certificate-metrics.js";
 import { planCertificates, withPlatformCertificate } from "./certificates.js";
-import { decideDisruption, type Disruption } from "./disruption.js";
+import { fleetWaitText, type FleetLimit } from "../shared/fleet-limit.js";
+import { decideDisruption, holdForFleet, wantsFleetSlot, type Disruption } from "./disruption.js";
 import { withAppliedHash } from "./drift.js";
 import { ForeignFieldReader } from "./foreign.js";
 import { checkGates } from "./gates.js";
@@ -81,6 +83,8 @@ export interface PlatformReconcilerDeps {
   releases?: ReleaseCatalog;
   /** Where the certificate expiry gauge is exported (absent: not exported). */
   registry?: Registry;
+  /** The operator's fleet limit (absent: no limit). */
+  fleet?: FleetLimit;
 }
 
 export class PlatformReconciler {
@@ -102,8 +106,12 @@ export class PlatformReconciler {
   }
 
   async reconcile(cached: OntoPlatform, request: Request): Promise<Result> {
+    const key = `${cached.metadata.namespace}/${cached.metadata.name}`;
     // Deletion: owner references let the garbage collector remove the children.
-    if (cached.metadata.uid === undefined || isTerminating(cached)) return {};
+    if (cached.metadata.uid === undefined || isTerminating(cached)) {
+      this.deps.fleet?.forget(key);
+      return {};
+    }
     let platform = this.status.latest(cached);
     const ns = platform.metadata.namespace;
     const client = this.deps.client.withSignal(request.signal);
@@ -124,12 +132,14 @@ export class PlatformReconciler {
 
     const gate = checkGates(platform, store(PLATFORM_REF), this.releases, this.now());
     if (!gate.open) {
+      this.deps.fleet?.forget(key);
       await this.status.write(client, platform, gate.status);
       return {};
     }
     const spec = gate.spec;
     const outcome: Outcome = { errors: [], problems: [], changed: 0, paused: spec.paused, certificates: {} };
     if (spec.paused) {
+      this.deps.fleet?.forget(key);
       await this.status.write(client, platform, statusOf(spec, outcome));
       return {};
     }
@@ -173,8 +183,8 @@ export class PlatformReconciler {
       ...storageClassProblems(spec, storageClass),
       ...growth.problems,
     ];
-    // Pod restarts that must wait (an operator-side change, outside every maintenance window).
-    const hold = decideDisruption({
+    // Pod restarts that must wait (an operator-side change, outside every maintenance window, the fleet limit).
+    const decided = decideDisruption({
       platform,
       spec,
       desired,
@@ -182,6 +192,22 @@ export class PlatformReconciler {
       pods: objects("v1", "Pod"),
       now: this.now(),
     });
+    // The fleet limit: one synchronous request takes, keeps or frees this platform's slot (no
+    // await between the count and the taking; see shared/fleet-limit.ts). An upgrade waiting for
+    // the fleet (decided above) keeps its place in the queue.
+    const upgradeWaits = decision?.condition?.reason === REASON.WaitingForFleetLimit;
+    const answer = this.deps.fleet?.request(key, {
+      wants: wantsFleetSlot(decided) || upgradeWaits,
+      rolling: decided.rolling,
+      since: decided.fleetSince ?? this.now(),
+    }) ?? { admitted: true };
+    const hold = holdForFleet(decided, answer, platform, this.now());
+    if (!answer.admitted && !decided.fleetSince && hold.held.size > decided.held.size)
+      this.deps.actions.notice(
+        platform,
+        "WaitingForFleetLimit",
+        `${[...hold.held].filter((id) => !decided.held.has(id)).join(", ")} wait for the fleet limit: ${fleetWaitText(answer)}`,
+      );
     shown.disruption = hold.status;
     outcome.problems.push(...hold.problems);
     for (const { workload, message } of hold.bypassed)

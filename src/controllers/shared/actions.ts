@@ -94,6 +94,11 @@ export class ActionRecorder {
     }
   }
 
+  /** An Event about a decision that acts on nothing (a change that waits); no audit line, no metric. */
+  notice(platform: KubeObject, reason: string, note: string): void {
+    this.events?.normal(platform, reason, "Wait", note);
+  }
+
   /**
    * One Event for several actions already recorded with `summarized` (their audit lines and
    * metrics name each object; the Event says what happened to the platform as a whole).

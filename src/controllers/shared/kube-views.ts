@@ -111,6 +111,7 @@ export interface WorkloadStatus {
   availableReplicas?: number;
   currentRevision?: string;
   updateRevision?: string;
+  conditions?: { type: string; status: string; reason?: string }[];
 }
 
 /** A Deployment or StatefulSet as the caches hold it. */
@@ -148,4 +149,26 @@ export function podCondition<C extends { type: string; status: string }>(
 /** The pod's Ready condition is True. */
 export function isPodReady(pod: WithConditions<{ type: string; status: string }>): boolean {
   return podCondition(pod, "Ready")?.status === "True";
+}
+
+/**
+ * The workload's controller is replacing (or starting) pods: it has not seen the latest spec yet,
+ * pods of an older template remain, or (a Deployment) its Progressing condition does not yet say
+ * the newest ReplicaSet is available, which covers the pods a no-surge rollout has just replaced
+ * and are not ready yet. A StatefulSet moves its currentRevision to the updateRevision only once
+ * every pod is updated and ready. A pod that turns unready after a rollout completed does not
+ * count: that is a fault, not a restart. This is the one fact behind status.disruption.restarting
+ * and the fleet limit.
+ */
+export function replacingPods(workload: WorkloadView): boolean {
+  const s = workload.status;
+  if (!s) return false;
+  if ((s.observedGeneration ?? 0) < (workload.metadata?.generation ?? 0)) return true;
+  const desired = workload.spec?.replicas ?? 1;
+  if ((s.updatedReplicas ?? 0) < desired) return true;
+  if (workload.kind === "StatefulSet")
+    return s.updateRevision !== undefined && s.currentRevision !== s.updateRevision;
+  if ((s.replicas ?? 0) > (s.updatedReplicas ?? 0)) return true;
+  const progressing = s.conditions?.find((c) => c.type === "Progressing");
+  return progressing !== undefined && progressing.reason !== "NewReplicaSetAvailable";
 }

@@ -1,16 +1,19 @@
 // A version upgrade restarts pods: with maintenance windows it starts only inside one (or when the
-// user opts in), and until then every component keeps its running version.
+// user opts in), and only with a slot of the operator's fleet limit; until then every component
+// keeps its running version.
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { resolveSpec, type OntoPlatform, type OntoPlatformSpec } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import { Store } from "../../runtime/index.js";
+import { FleetLimit } from "../shared/fleet-limit.js";
 import { UpgradeOrchestrator } from "./orchestrator.js";
 
 function decide(
   now: string,
   windows: NonNullable<OntoPlatformSpec["maintenance"]>["windows"],
   annotations = {},
+  fleet?: FleetLimit,
 ) {
   const spec: OntoPlatformSpec = { version: "1.6.0", maintenance: { windows } };
   const platform: OntoPlatform = {
@@ -24,6 +27,7 @@ function decide(
     cache: () => new Store<KubeObject>(),
     registry: new Registry(),
     now: () => new Date(now),
+    fleet,
   });
   return o.decide(platform, resolveSpec(spec));
 }
@@ -46,5 +50,37 @@ describe("upgrades and maintenance windows", () => {
     expect(
       decide("2026-12-01T12:00:00Z", NIGHTLY, { "onto.paas/approve-restarts": "true" })?.upgrade?.phase,
     ).toBe("InProgress");
+  });
+});
+
+describe("upgrades and the fleet limit", () => {
+  const fleetOf = (restarting: string[]) =>
+    new FleetLimit({
+      limit: 1,
+      restartingInCaches: () => new Set(restarting),
+      exists: () => true,
+      wake: () => undefined,
+      now: () => new Date("2026-12-01T12:00:00Z"),
+    });
+
+  it("waits while another platform restarts pods, and names it", () => {
+    const d = decide("2026-12-01T12:00:00Z", [], {}, fleetOf(["other/q"]));
+    expect(d?.upgrade).toBeUndefined();
+    expect(d?.condition).toMatchObject({ status: "False", reason: "WaitingForFleetLimit" });
+    expect(d?.condition?.message).toBe(
+      "upgrade 1.5.0 -> 1.6.0 waits for the fleet limit: 1 other platform(s) restarting pods (at most 1 at once: other/q), 0 waiting longer",
+    );
+    expect(Object.values(d?.step ?? {}).every((r) => r?.version === "1.5.0")).toBe(true);
+    expect(d?.requeueAfterMs).toBe(15_000);
+    expect(d?.notes?.map((n) => n.reason)).toEqual(["WaitingForFleetLimit"]);
+  });
+
+  it("starts with a free slot and keeps it: a second platform then waits", () => {
+    const fleet = fleetOf([]);
+    expect(decide("2026-12-01T12:00:00Z", [], {}, fleet)?.upgrade?.phase).toBe("InProgress");
+    expect(fleet.request("other/q", { wants: true, rolling: false, since: new Date() })).toMatchObject({
+      admitted: false,
+      restarting: ["ns/p"],
+    });
   });
 });

@@ -30,6 +30,7 @@ import { PRODUCT_CATALOG, type ImageSource, type ReleaseCatalog } from "../../re
 import { TRACK_LABEL, canaryName, type ComponentRollout, type UpgradeStep } from "../../render/index.js";
 import { CacheNotSyncedError, metaTime, type ReadonlyStore } from "../../runtime/index.js";
 import type { Registry } from "prom-client";
+import { FLEET_RECHECK_MS, fleetWaitText, type FleetLimit } from "../shared/fleet-limit.js";
 import type { PlatformHooks, UpgradeDecision } from "../shared/upgrade-decision.js";
 import { isTerminating, type PodView, type WorkloadView } from "../shared/kube-views.js";
 import {
@@ -70,6 +71,8 @@ export interface UpgradeOrchestratorDeps {
   registry: Registry;
   releases?: ReleaseCatalog | undefined;
   now?: () => Date;
+  /** The operator's fleet limit: an upgrade starts only with a slot (absent: no limit). */
+  fleet?: FleetLimit | undefined;
 }
 
 type Note = NonNullable<UpgradeDecision["notes"]>[number];
@@ -228,8 +231,30 @@ export class UpgradeOrchestrator implements Required<PlatformHooks> {
           : BLOCKED_RECHECK_MS,
       };
     }
+    // And only while fewer platforms than the operator's fleet limit restart pods (the slot taken
+    // here is kept while the upgrade is in flight: controllers/platform/disruption.ts).
+    const waitingSince = status.conditions?.find(
+      (c) => c.type === CONDITION.Upgrading && c.reason === REASON.WaitingForFleetLimit,
+    )?.lastTransitionTime;
+    const fleet = this.deps.fleet?.request(`${platform.metadata.namespace}/${platform.metadata.name}`, {
+      wants: true,
+      rolling: false,
+      since: waitingSince ? new Date(waitingSince) : scene.now,
+    });
     const first = componentByName(plan[0] ?? "");
     if (!first) return undefined;
+    if (fleet && !fleet.admitted) {
+      const message = `upgrade ${running} -> ${target} waits for the fleet limit: ${fleetWaitText(fleet)}`;
+      return {
+        step: hold(),
+        condition: { status: "False", reason: REASON.WaitingForFleetLimit, message },
+        // One Event when it starts waiting, not one per look.
+        ...(waitingSince
+          ? {}
+          : { notes: [{ reason: REASON.WaitingForFleetLimit, message, target: workloadRef(first) }] }),
+        requeueAfterMs: FLEET_RECHECK_MS,
+      };
+    }
     const started: UpgradeStatus = {
       from: running,
       to: target,
