@@ -185,6 +185,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       pageSize,
     });
     this.stats.lists++;
+    this.log.debug({ resourceVersion: listed.resourceVersion, objects: listed.items.length }, "listed");
     const changes = this.store.replace(listed.items.map((o) => this.prepare(o)));
     this.resourceVersion = listed.resourceVersion;
     for (const obj of changes.added) this.emit("add", (h) => h.add?.(obj));
@@ -221,7 +222,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         allowWatchBookmarks: true,
         timeoutSeconds: Math.floor(minTimeout + Math.random() * minTimeout),
         signal: AbortSignal.any([abort.signal, this.stopper.signal]),
-        onOpen,
+        onOpen: () => {
+          this.log.debug({ resourceVersion: this.resourceVersion }, "watch opened");
+          onOpen();
+        },
       });
       for await (const event of events) {
         sawEvents = true;
@@ -234,9 +238,11 @@ export class Informer<T extends KubeObject = KubeObject> {
           continue;
         }
         this.stats.events++;
+        this.log.debug({ type: event.type, resourceVersion: rv }, "watch event");
         this.apply(event.type, this.prepare(event.object));
         if (rv) this.resourceVersion = rv;
       }
+      this.log.debug({ resourceVersion: this.resourceVersion, sawEvents }, "watch ended");
       return sawEvents;
     } catch (err) {
       if (silent) throw new Error(`watch silent for ${silenceMs} ms`);

@@ -6,16 +6,21 @@ export type { Logger };
 export interface LoggerOptions {
   level?: string;
   name?: string;
+  /** A file the lines are appended to instead of stdout. */
+  destination?: string;
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  return pino({
-    name: opts.name ?? "onto-operator",
-    level: opts.level ?? process.env.LOG_LEVEL ?? "info",
-    base: undefined,
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  });
+  return pino(
+    {
+      name: opts.name ?? "onto-operator",
+      level: opts.level ?? process.env.LOG_LEVEL ?? "info",
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    opts.destination ? pino.destination({ dest: opts.destination, append: true, sync: true }) : undefined,
+  );
 }
 
 /** A logger that writes nothing: the default where the caller passes none. */

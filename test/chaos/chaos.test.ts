@@ -1,6 +1,7 @@
 // The full chaos suite (`npm run test:chaos`): every case at full size, one after the other on the
 // test control plane, each printing what it did and found; a table of all of them at the end.
-// CHAOS_SEED changes the seed of the random kills and of the generated specs. A short, seeded run
+// CHAOS_SEED changes the seed of the random kills and of the generated specs; OPERATOR_LOG_FILE=<file>
+// makes every operator child append its log lines there (level LOG_LEVEL, default debug). A short, seeded run
 // of the same cases is part of `npm test` (test/cluster/chaos-short.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/index.js";

@@ -383,6 +383,45 @@ describe("KWOK fault stages", () => {
     expect(dep.status?.readyReplicas ?? 0).toBe(0);
   });
 
+  it("a running pod marked not Ready by the node lifecycle controller is Ready again, as a kubelet re-posts it", async () => {
+    await apps.createNamespacedDeployment({
+      namespace: ns,
+      body: deployment("marked", "registry.local/svc:1.0.0", 1),
+    });
+    const ready = await eventually("the pod Ready", async () => {
+      const [p] = await podsOf(ns, "marked");
+      return p && isPodReady(p) ? p : undefined;
+    });
+    // What the node lifecycle controller writes when the pod's node missed its heartbeats (e.g.
+    // while the API server was down): Ready False, every other condition left as it was.
+    const marked = await eventually(
+      "the pod marked not Ready",
+      async () => {
+        const pod = await core.readNamespacedPod({ name: ready.metadata!.name!, namespace: ns });
+        pod.status!.conditions = pod.status!.conditions!.map((c) =>
+          c.type === "Ready" ? { ...c, status: "False", lastTransitionTime: new Date() } : c,
+        );
+        return core
+          .replaceNamespacedPodStatus({ name: ready.metadata!.name!, namespace: ns, body: pod })
+          .then(
+            (p) => (isPodReady(p) ? undefined : p),
+            () => undefined,
+          );
+      },
+      30_000,
+    );
+    expect(isPodReady(marked)).toBe(false);
+    await eventually(
+      "the pod Ready again and the Deployment's replica ready",
+      async () => {
+        const pod = await core.readNamespacedPod({ name: ready.metadata!.name!, namespace: ns });
+        const dep = await apps.readNamespacedDeployment({ name: "marked", namespace: ns });
+        return isPodReady(pod) && dep.status?.readyReplicas === 1 ? true : undefined;
+      },
+      60_000,
+    );
+  });
+
   it("node not-ready: the node lifecycle controller taints the node and evicts its pods", async () => {
     const nodeName = "worker-6";
     const pod: k8s.V1Pod = {

@@ -2,7 +2,7 @@
 // objects the test applied), audit lines appended to $AUDIT_LOG. The test SIGKILLs it at chosen
 // points of an upgrade and starts another.
 import { runOperator } from "../../src/controllers/operator.js";
-import { silentLogger } from "../../src/runtime/index.js";
+import { createLogger, silentLogger } from "../../src/runtime/index.js";
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -14,7 +14,10 @@ await runOperator({
   kubeconfig: env("KUBECONFIG_PATH"),
   namespaces: [env("NAMESPACE")],
   auditLog: env("AUDIT_LOG"),
-  logger: silentLogger,
+  // OPERATOR_LOG_FILE: the operator's own log lines go to that file (level LOG_LEVEL, default debug).
+  logger: process.env.OPERATOR_LOG_FILE
+    ? createLogger({ level: process.env.LOG_LEVEL ?? "debug", destination: process.env.OPERATOR_LOG_FILE })
+    : silentLogger,
   metricsPort: 0,
   healthPort: 0,
   discoveryIntervalMs: 5_000,
