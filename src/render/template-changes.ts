@@ -109,6 +109,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "certificate",
     why: "MinIO and Nessie mount the platform certificate (r11)",
   },
+  {
+    revision: 13,
+    components: ["redis"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a starting Redis pod follows, of the primaries its peers' Sentinels and its saved state name, the newest whose server answers as primary, so a Sentinel never starts on a replica under an epoch its peers hold (which sent clients to a replica for good)",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -2,7 +2,7 @@
 // processes on loopback (one address per pod, the StatefulSet's order kept: a pod starts when the
 // one before it is Ready). Proves that the Sentinels agree, a failover keeps the data, and a cold
 // restart (every pod stopped, then started again) loses no write a replica acknowledged (WAIT).
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -189,5 +189,35 @@ describe("Redis Sentinel rendered for a pod, run with the real servers", () => {
     const lost = acknowledged.filter((k) => redisCli(after, "get", k) !== k.replace("key", "value"));
     expect(lost).toEqual([]);
     for (const o of ORDINALS) expect(redisCli(o, "dbsize")).toBe(redisCli(after, "dbsize"));
+  });
+
+  it("a pod whose saved Sentinel state names a replica under the newest epoch follows the server that answers as primary", async () => {
+    const primary = await waitAgreed("a primary before the restart");
+    await waitReplicasInSync(primary);
+    const [restarted, stale] = ORDINALS.filter((o) => o !== primary) as [number, number];
+    const epoch = Number(
+      /config-epoch\n(\d+)/.exec(sentinelCli(primary, "sentinel", "master", "onto-primary"))?.[1],
+    );
+    await Promise.all([at(restarted).redis.stop(), at(restarted).sentinel.stop()]);
+    // What a state saved in the middle of a failover can hold: an epoch newer than any peer's,
+    // paired with a server that is a replica now.
+    const state = join(at(restarted).sentinel.volume("data"), "sentinel", "sentinel.conf");
+    writeFileSync(
+      state,
+      readFileSync(state, "utf8")
+        .replace(/^sentinel monitor onto-primary \S+/m, `sentinel monitor onto-primary ${ip(stale)}`)
+        .replace(
+          /^sentinel config-epoch onto-primary \d+/m,
+          `sentinel config-epoch onto-primary ${epoch + 5}`,
+        ),
+    );
+    at(restarted).redis.start();
+    at(restarted).sentinel.start();
+    await until(`redis-${restarted} Ready`, () => at(restarted).redis.probe("readinessProbe"), 60_000, all());
+    expect(await waitAgreed("every Sentinel naming the primary", (o) => o === primary)).toBe(primary);
+    expect(redisCli(restarted, "info", "replication")).toMatch(
+      new RegExp(`master_host:${ip(primary).replace(/\./g, "\\.")}`),
+    );
+    await waitReplicasInSync(primary);
   });
 });

@@ -51,14 +51,21 @@ protected-mode no
 `;
 
 /**
- * Shell that sets $primary (and $epoch) to the most recent primary known: the peers' Sentinels
- * that answer, and the Sentinel state saved on this pod's volume; ordinal 0 when nobody knows.
+ * Shell that sets $primary (and $epoch) to the primary to follow: of what the peers' Sentinels
+ * that answer and the Sentinel state saved on this pod's volume name, newest config epoch first,
+ * the first whose server answers that it is a primary; when none answers (a cold restart, where
+ * this pod is the first up), the newest; ordinal 0 when nobody knows anything. The check matters:
+ * an (epoch, address) pair can name a server that is no longer the primary (a Sentinel's view or
+ * a saved state from the middle of a failover), and a Sentinel started on it with an epoch its
+ * peers also hold never adopts their view (Sentinel takes a peer's configuration only with a
+ * greater epoch): clients asking that Sentinel were sent to a replica for good.
  */
 function findPrimary(namespace: string, replicas: number): string {
   const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
-  return `primary=""; epoch=-1
+  return `primary=""; epoch=-1; candidates=""
 consider() { # <epoch> <host>
-  if [ -n "$2" ] && [ "$1" -gt "$epoch" ] 2>/dev/null; then epoch="$1"; primary="$2"; fi
+  if [ -n "$2" ] && [ "$1" -ge 0 ] 2>/dev/null; then candidates="$candidates
+$1 $2"; fi
 }
 field() { awk -v key="$1" 'prev == key { print; exit } { prev = $0 }'; }
 for peer in ${peers}; do
@@ -68,6 +75,18 @@ done
 if [ -f ${SENTINEL_STATE} ]; then
   consider "$(awk '$1 == "sentinel" && $2 == "config-epoch" && $3 == "${REDIS.masterName}" { print $4 }' ${SENTINEL_STATE})" \\
     "$(awk '$1 == "sentinel" && $2 == "monitor" && $3 == "${REDIS.masterName}" { print $4 }' ${SENTINEL_STATE})"
+fi
+# Newest epoch first, each pair once (a stable sort keeps the order they were seen in).
+ordered="$(printf '%s\\n' "$candidates" | awk 'NF == 2 && !seen[$0]++' | sort -s -k1,1nr)"
+if [ -n "$ordered" ]; then
+  set -- $ordered
+  epoch="$1"; primary="$2"
+  while [ $# -ge 2 ]; do
+    if timeout 3 redis-cli -h "$2" -p ${REDIS.port} info replication 2>/dev/null | grep -q '^role:master'; then
+      epoch="$1"; primary="$2"; break
+    fi
+    shift 2
+  done
 fi
 if [ -z "$primary" ]; then primary="${podHost("redis", 0, namespace)}"; epoch=0; fi
 echo "primary: $primary (config epoch $epoch)"`;
