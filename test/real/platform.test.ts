@@ -48,6 +48,7 @@ import {
   withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
+import { postgresDiagnosis, sentinelDiagnosis, standinDiagnosis } from "./diagnosis.js";
 import {
   coreApi,
   createPod,
@@ -548,6 +549,17 @@ describe("platform services (the stand-in) on the real node", () => {
 
 // ---------------------------------------------------------------- upgrade
 
+/** What the platform services' stand-ins say is failing, and the Postgres and Redis they depend on. */
+async function upgradeDiagnosis(): Promise<string> {
+  const parts = [
+    await standinDiagnosis(ns, "auth-service"),
+    await standinDiagnosis(ns, "data-service"),
+    await postgresDiagnosis(p.client, ns, p.name, pgPassword),
+    await sentinelDiagnosis(ns),
+  ];
+  return parts.join("\n");
+}
+
 describe("an upgrade of the real-node platform", () => {
   it("1.5.0-local.1 -> 1.5.0-local.2 rolls every member through a canary or a partition, and the data is readable on every member after it", async () => {
     const t = Date.now();
@@ -580,14 +592,15 @@ describe("an upgrade of the real-node platform", () => {
         const platform = await readPlatform(p.client, ns, p.name);
         const u = platform.status?.upgrade;
         if (u?.phase === "Failed" || u?.phase === "ForwardFix")
-          throw new Error(`upgrade ${u.phase}: ${JSON.stringify(u.failure)}`);
+          throw new Error(`upgrade ${u.phase}: ${JSON.stringify(u.failure)}\n${await upgradeDiagnosis()}`);
         if (
           u?.phase === "Succeeded" &&
           platform.status?.version === "1.5.0-local.2" &&
           platform.status.phase === "Running"
         )
           break;
-        if (Date.now() > deadline) throw new Error(`upgrade not done: ${JSON.stringify(u)}`);
+        if (Date.now() > deadline)
+          throw new Error(`upgrade not done: ${JSON.stringify(u)}\n${await upgradeDiagnosis()}`);
         await new Promise((r) => setTimeout(r, 1000));
       }
     } finally {

@@ -20,6 +20,7 @@ import {
   withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
+import { postgresDiagnosis } from "./diagnosis.js";
 import { createPod, IMAGE_REFS, kubectl, loadImages, onRealNode, realNodes, waitRunning } from "./support.js";
 
 let p: RealPlatform;
@@ -153,12 +154,32 @@ async function rejoined(name: string, timeoutMs = 300_000): Promise<void> {
 }
 
 async function firstOkAfter(t: number, timeoutMs = 120_000): Promise<number> {
-  return eventually(
-    "a write accepted through postgres",
-    async () => (await writerLog()).ok.find((w) => w.at > t)?.at,
-    timeoutMs,
-    500,
-  );
+  try {
+    return await eventually(
+      "a write accepted through postgres",
+      async () => (await writerLog()).ok.find((w) => w.at > t)?.at,
+      timeoutMs,
+      500,
+    );
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await writesDiagnosis(t)}`);
+  }
+}
+
+/** Why no write goes through: the writer's last lines, and the Postgres members and Service. */
+async function writesDiagnosis(since: number): Promise<string> {
+  const tail = await kubectl(["logs", "-n", ns, "pg-writer", "--tail=8"], { timeoutMs: 30_000 })
+    .then((r) => r.stdout.trimEnd().split("\n"))
+    .catch((err: unknown) => [String(err)]);
+  const now = Date.now();
+  const lines = [
+    `--- writer (waiting since ${new Date(since).toISOString()}, now ${new Date(now).toISOString()}); last lines, with their age:`,
+    ...tail.map((l) => {
+      const at = Number(l.split(" ")[2]);
+      return `  ${l}${Number.isFinite(at) && at > 0 ? `  (${((now - at) / 1000).toFixed(1)} s ago)` : ""}`;
+    }),
+  ];
+  return `${lines.join("\n")}\n${await postgresDiagnosis(p.client, ns, p.name, password)}`;
 }
 
 /** Acknowledged writes (ids) not present on the primary now. */
