@@ -21,17 +21,18 @@ import {
   type PostgresStatus,
   type ResolvedSpec,
 } from "../../api/index.js";
-import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
+import { NotFoundError, type KubeClient, type KubeObject, type ObjectRef } from "../../kube/index.js";
 import { POSTGRES } from "../../render/index.js";
 import type { Request, Result } from "../../runtime/index.js";
 import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
 import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
-import { writePlatformStatus } from "../shared/platform-status.js";
+import { platformRef, writePlatformStatus } from "../shared/platform-status.js";
 import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
 import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { slotOf, type MemberSql } from "./sql.js";
+import { WrittenState } from "./written-state.js";
 
 const COMPONENT = "postgres";
 /** How often members are looked at while there are standbys (failure detection). */
@@ -60,13 +61,31 @@ interface Observed {
 
 export class PostgresHa {
   private readonly now: () => Date;
+  private readonly written = new WrittenState();
 
   constructor(private readonly deps: PostgresHaDeps) {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async reconcile(platform: OntoPlatform, request: Request): Promise<Result> {
-    if (!platform.metadata.uid || isTerminating(platform)) return {};
+  async reconcile(cached: OntoPlatform, request: Request): Promise<Result> {
+    if (!cached.metadata.uid) return {};
+    if (isTerminating(cached)) {
+      this.written.forget(cached.metadata.uid);
+      return {};
+    }
+    const client = this.deps.client.withSignal(request.signal);
+    let platform = cached;
+    if (this.written.behind(cached)) {
+      // The watch has not brought this controller's last status write yet: decide from the API
+      // server's copy, not from a status.postgres from before the last promotion.
+      const fresh = await client.get<OntoPlatform>(platformRef(cached)).catch((err: unknown) => {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      });
+      if (!fresh?.metadata.uid || isTerminating(fresh)) return {};
+      this.written.remember(fresh);
+      platform = fresh;
+    }
     let spec: ResolvedSpec;
     try {
       spec = resolveSpec(platform.spec);
@@ -80,7 +99,6 @@ export class PostgresHa {
       .getByName(ns, COMPONENT);
     if (!sts) return {};
     const replicas = sts.spec?.replicas ?? spec.infrastructure.postgres.replicas;
-    const client = this.deps.client.withSignal(request.signal);
     const ctx: ActionContext = {
       client,
       recorder: this.deps.actions,
@@ -363,6 +381,7 @@ export class PostgresHa {
       ...current,
       postgres: clean,
     }));
+    if (written) this.written.remember(written);
     return written ?? platform;
   }
 }
