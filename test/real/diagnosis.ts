@@ -2,10 +2,12 @@
 // Kubernetes and Postgres see them (role labels, what the primary Service's Endpoints and
 // EndpointSlices point at, status.postgres, each member's pg_is_in_recovery()), the Sentinels'
 // primary, and what a stand-in says is failing (its /readyz reasons, /metrics failing lines, and
-// the tail of its log). Every probe is bounded in time and never throws: a diagnosis of a broken
+// the tail of its log); and, as a figure, how often the HA controller's cache was behind. Every probe is bounded in time and never throws: a diagnosis of a broken
 // platform must not fail in its turn.
+import { readFileSync } from "node:fs";
 import * as k8s from "@kubernetes/client-node";
 import { POSTGRES_ROLE_LABEL } from "../../src/api/index.js";
+import { CACHE_BEHIND_MESSAGE } from "../../src/controllers/postgres-ha/index.js";
 import type { KubeClient } from "../../src/kube/index.js";
 import { POSTGRES } from "../../src/render/endpoints.js";
 import { adminKubeConfig } from "../support/cluster.js";
@@ -14,6 +16,17 @@ import { query, sentinelView } from "./platform-support.js";
 import { coreApi, kubectl } from "./support.js";
 
 const PROBE_MS = 5_000;
+
+/** How many Postgres HA passes found the cached platform behind their last status write (a figure). */
+export function cacheBehindPasses(p: { operator: { logFile: string } }): number {
+  try {
+    return readFileSync(p.operator.logFile, "utf8")
+      .split("\n")
+      .filter((l) => l.includes(CACHE_BEHIND_MESSAGE)).length;
+  } catch {
+    return -1;
+  }
+}
 
 function bounded<T>(what: Promise<T>, ms = PROBE_MS): Promise<T> {
   return Promise.race([

@@ -48,7 +48,7 @@ import {
   withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
-import { postgresDiagnosis, sentinelDiagnosis, standinDiagnosis } from "./diagnosis.js";
+import { cacheBehindPasses, postgresDiagnosis, sentinelDiagnosis, standinDiagnosis } from "./diagnosis.js";
 import {
   coreApi,
   createPod,
@@ -103,6 +103,10 @@ afterAll(async () => {
   console.log(
     `[real-platform] seconds per step: ${JSON.stringify(timeline)}; file ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
+  if (p)
+    console.log(
+      `[real-platform] HA passes that read the platform again (cache behind): ${cacheBehindPasses(p)}`,
+    );
   await kubectl(["uncordon", realNodes()[0] ?? ""]);
   await p?.operator.stop();
   if (p) await removeVolumes(p.client, ns);

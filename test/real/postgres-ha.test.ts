@@ -20,7 +20,7 @@ import {
   withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
-import { postgresDiagnosis } from "./diagnosis.js";
+import { cacheBehindPasses, postgresDiagnosis } from "./diagnosis.js";
 import { createPod, IMAGE_REFS, kubectl, loadImages, onRealNode, realNodes, waitRunning } from "./support.js";
 
 let p: RealPlatform;
@@ -248,6 +248,7 @@ afterAll(async () => {
   await sampler?.stop();
   if (sampler) figures["samples of pg_is_in_recovery() on every member"] = String(sampler.moments);
   if (sampler) figures["moments with two writable primaries"] = String(sampler.doubled.length);
+  if (p) figures["HA passes that read the platform again (cache behind)"] = String(cacheBehindPasses(p));
   console.log(
     `[postgres-ha] figures\n${Object.entries(figures)
       .map(([k, v]) => `  ${k}: ${v}`)

@@ -45,6 +45,9 @@ const CATCH_UP_MS = 10_000;
 /** How long a switchover waits for the old primary's fast shutdown. */
 const STOP_WAIT_MS = 30_000;
 const POD_REF = { apiVersion: "v1", kind: "Pod" } as const;
+/** Logged (debug) by a pass that decides from the API server's copy of the platform. */
+export const CACHE_BEHIND_MESSAGE =
+  "the cached platform does not show the last status.postgres write: read again";
 
 type Pod = PodView & { status?: { podIP?: string } };
 
@@ -85,6 +88,7 @@ export class PostgresHa {
       if (!fresh?.metadata.uid || isTerminating(fresh)) return {};
       this.written.remember(fresh);
       platform = fresh;
+      this.deps.logger.debug({ platform: cached.metadata.name }, CACHE_BEHIND_MESSAGE);
     }
     let spec: ResolvedSpec;
     try {
