@@ -281,6 +281,10 @@ describe("Postgres failover on the real node", () => {
       120_000,
       200,
     );
+    // The status that names the new primary records its promotion (else the times below mean nothing).
+    expect(promoted.lastFailover?.to, `lastFailover: ${JSON.stringify(promoted.lastFailover)}`).toBe(
+      promoted.currentPrimary,
+    );
     const decided = Date.parse(promoted.lastFailover?.at ?? "");
     // Writes accepted after the fault but before the promotion went to the old primary while it
     // shut down: the first write after the promotion is the one through the new primary.
