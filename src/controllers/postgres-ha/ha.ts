@@ -10,6 +10,8 @@
 //   slots        a replication slot for every other member on the primary, so standbys stream
 //                through a slot after a failover too.
 // Level-triggered: a restart in the middle finds targetPrimary in status and completes or forgets it.
+// Each pass decides from status.postgres as last written (written-state.ts): the informer's copy
+// when it shows it, else the API server's.
 import {
   NAME_LABEL,
   POSTGRES_ROLE_LABEL,
