@@ -554,8 +554,26 @@ describe("platform services (the stand-in) on the real node", () => {
 // ---------------------------------------------------------------- upgrade
 
 /** What the platform services' stand-ins say is failing, and the Postgres and Redis they depend on. */
+/** The last /readyz answer of each stand-in canary pod seen during the upgrade (a failed canary is gone by the time it is reported). */
+const canaryReadyz = new Map<string, string>();
+
+async function sampleCanaries(): Promise<void> {
+  const pods = await podsOf(ns, "auth-service")
+    .then(async (a) => [...a, ...(await podsOf(ns, "data-service"))])
+    .catch(() => []);
+  for (const pod of pods) {
+    const name = pod.metadata?.name ?? "";
+    if (!name.includes("-canary-") || !pod.status?.podIP) continue;
+    const text = await fetch(`http://${pod.status.podIP}:8080/readyz`, { signal: AbortSignal.timeout(2_000) })
+      .then((r) => r.text())
+      .catch((err: unknown) => String(err));
+    canaryReadyz.set(name, `${new Date().toISOString()} ${text.trim().split("\n").join(" | ")}`);
+  }
+}
+
 async function upgradeDiagnosis(): Promise<string> {
   const parts = [
+    `--- stand-in canaries' last /readyz during the upgrade:\n${[...canaryReadyz].map(([pod, said]) => `  ${pod}: ${said}`).join("\n") || "  none seen"}`,
     await standinDiagnosis(ns, "auth-service"),
     await standinDiagnosis(ns, "data-service"),
     await postgresDiagnosis(p.client, ns, p.name, pgPassword),
@@ -570,6 +588,12 @@ describe("an upgrade of the real-node platform", () => {
     const partitions = new Map<string, Set<number>>();
     const canaries = new Set<string>();
     let sampling = true;
+    const canarySampler = (async () => {
+      while (sampling) {
+        await sampleCanaries();
+        await new Promise((r) => setTimeout(r, 5_000));
+      }
+    })();
     const sampler = (async () => {
       while (sampling) {
         const [sts, deps] = await Promise.all([
@@ -610,6 +634,7 @@ describe("an upgrade of the real-node platform", () => {
     } finally {
       sampling = false;
       await sampler;
+      await canarySampler;
     }
     lap("upgrade", t);
     const steps = auditLines(p.operator.auditLog).filter((l) => l.actor === "upgrade");
