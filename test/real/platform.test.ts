@@ -48,6 +48,7 @@ import {
   withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
+import { cacheBehindPasses, postgresDiagnosis, sentinelDiagnosis, standinDiagnosis } from "./diagnosis.js";
 import {
   coreApi,
   createPod,
@@ -102,6 +103,10 @@ afterAll(async () => {
   console.log(
     `[real-platform] seconds per step: ${JSON.stringify(timeline)}; file ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
+  if (p)
+    console.log(
+      `[real-platform] HA passes that read the platform again (cache behind): ${cacheBehindPasses(p)}`,
+    );
   await kubectl(["uncordon", realNodes()[0] ?? ""]);
   await p?.operator.stop();
   if (p) await removeVolumes(p.client, ns);
@@ -548,12 +553,47 @@ describe("platform services (the stand-in) on the real node", () => {
 
 // ---------------------------------------------------------------- upgrade
 
+/** What the platform services' stand-ins say is failing, and the Postgres and Redis they depend on. */
+/** The last /readyz answer of each stand-in canary pod seen during the upgrade (a failed canary is gone by the time it is reported). */
+const canaryReadyz = new Map<string, string>();
+
+async function sampleCanaries(): Promise<void> {
+  const pods = await podsOf(ns, "auth-service")
+    .then(async (a) => [...a, ...(await podsOf(ns, "data-service"))])
+    .catch(() => []);
+  for (const pod of pods) {
+    const name = pod.metadata?.name ?? "";
+    if (!name.includes("-canary-") || !pod.status?.podIP) continue;
+    const text = await fetch(`http://${pod.status.podIP}:8080/readyz`, { signal: AbortSignal.timeout(2_000) })
+      .then((r) => r.text())
+      .catch((err: unknown) => String(err));
+    canaryReadyz.set(name, `${new Date().toISOString()} ${text.trim().split("\n").join(" | ")}`);
+  }
+}
+
+async function upgradeDiagnosis(): Promise<string> {
+  const parts = [
+    `--- stand-in canaries' last /readyz during the upgrade:\n${[...canaryReadyz].map(([pod, said]) => `  ${pod}: ${said}`).join("\n") || "  none seen"}`,
+    await standinDiagnosis(ns, "auth-service"),
+    await standinDiagnosis(ns, "data-service"),
+    await postgresDiagnosis(p.client, ns, p.name, pgPassword),
+    await sentinelDiagnosis(ns),
+  ];
+  return parts.join("\n");
+}
+
 describe("an upgrade of the real-node platform", () => {
   it("1.5.0-local.1 -> 1.5.0-local.2 rolls every member through a canary or a partition, and the data is readable on every member after it", async () => {
     const t = Date.now();
     const partitions = new Map<string, Set<number>>();
     const canaries = new Set<string>();
     let sampling = true;
+    const canarySampler = (async () => {
+      while (sampling) {
+        await sampleCanaries();
+        await new Promise((r) => setTimeout(r, 5_000));
+      }
+    })();
     const sampler = (async () => {
       while (sampling) {
         const [sts, deps] = await Promise.all([
@@ -580,19 +620,21 @@ describe("an upgrade of the real-node platform", () => {
         const platform = await readPlatform(p.client, ns, p.name);
         const u = platform.status?.upgrade;
         if (u?.phase === "Failed" || u?.phase === "ForwardFix")
-          throw new Error(`upgrade ${u.phase}: ${JSON.stringify(u.failure)}`);
+          throw new Error(`upgrade ${u.phase}: ${JSON.stringify(u.failure)}\n${await upgradeDiagnosis()}`);
         if (
           u?.phase === "Succeeded" &&
           platform.status?.version === "1.5.0-local.2" &&
           platform.status.phase === "Running"
         )
           break;
-        if (Date.now() > deadline) throw new Error(`upgrade not done: ${JSON.stringify(u)}`);
+        if (Date.now() > deadline)
+          throw new Error(`upgrade not done: ${JSON.stringify(u)}\n${await upgradeDiagnosis()}`);
         await new Promise((r) => setTimeout(r, 1000));
       }
     } finally {
       sampling = false;
       await sampler;
+      await canarySampler;
     }
     lap("upgrade", t);
     const steps = auditLines(p.operator.auditLog).filter((l) => l.actor === "upgrade");

@@ -20,6 +20,7 @@ import {
   withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
+import { cacheBehindPasses, postgresDiagnosis } from "./diagnosis.js";
 import { createPod, IMAGE_REFS, kubectl, loadImages, onRealNode, realNodes, waitRunning } from "./support.js";
 
 let p: RealPlatform;
@@ -153,12 +154,32 @@ async function rejoined(name: string, timeoutMs = 300_000): Promise<void> {
 }
 
 async function firstOkAfter(t: number, timeoutMs = 120_000): Promise<number> {
-  return eventually(
-    "a write accepted through postgres",
-    async () => (await writerLog()).ok.find((w) => w.at > t)?.at,
-    timeoutMs,
-    500,
-  );
+  try {
+    return await eventually(
+      "a write accepted through postgres",
+      async () => (await writerLog()).ok.find((w) => w.at > t)?.at,
+      timeoutMs,
+      500,
+    );
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await writesDiagnosis(t)}`);
+  }
+}
+
+/** Why no write goes through: the writer's last lines, and the Postgres members and Service. */
+async function writesDiagnosis(since: number): Promise<string> {
+  const tail = await kubectl(["logs", "-n", ns, "pg-writer", "--tail=8"], { timeoutMs: 30_000 })
+    .then((r) => r.stdout.trimEnd().split("\n"))
+    .catch((err: unknown) => [String(err)]);
+  const now = Date.now();
+  const lines = [
+    `--- writer (waiting since ${new Date(since).toISOString()}, now ${new Date(now).toISOString()}); last lines, with their age:`,
+    ...tail.map((l) => {
+      const at = Number(l.split(" ")[2]);
+      return `  ${l}${Number.isFinite(at) && at > 0 ? `  (${((now - at) / 1000).toFixed(1)} s ago)` : ""}`;
+    }),
+  ];
+  return `${lines.join("\n")}\n${await postgresDiagnosis(p.client, ns, p.name, password)}`;
 }
 
 /** Acknowledged writes (ids) not present on the primary now. */
@@ -227,6 +248,7 @@ afterAll(async () => {
   await sampler?.stop();
   if (sampler) figures["samples of pg_is_in_recovery() on every member"] = String(sampler.moments);
   if (sampler) figures["moments with two writable primaries"] = String(sampler.doubled.length);
+  if (p) figures["HA passes that read the platform again (cache behind)"] = String(cacheBehindPasses(p));
   console.log(
     `[postgres-ha] figures\n${Object.entries(figures)
       .map(([k, v]) => `  ${k}: ${v}`)
@@ -258,6 +280,10 @@ describe("Postgres failover on the real node", () => {
       },
       120_000,
       200,
+    );
+    // The status that names the new primary records its promotion (else the times below mean nothing).
+    expect(promoted.lastFailover?.to, `lastFailover: ${JSON.stringify(promoted.lastFailover)}`).toBe(
+      promoted.currentPrimary,
     );
     const decided = Date.parse(promoted.lastFailover?.at ?? "");
     // Writes accepted after the fault but before the promotion went to the old primary while it

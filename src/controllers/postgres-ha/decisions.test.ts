@@ -298,6 +298,45 @@ describe("Postgres HA decisions (cases)", () => {
     expect(d.withheld).toBe("2 of 3 nodes are NotReady: no failover while most nodes are down");
   });
 
+  it("answer a switchover request only once the primary answers again or its failover is due, not at one missed look", () => {
+    const requestedAt = "2026-12-01T11:59:30Z";
+    const missed = [
+      member(0, undefined, { label: "primary" }),
+      member(1, { receivedLsn: 10n }),
+      member(2, { receivedLsn: 10n }),
+    ];
+    const first = decide(base(missed, { switchover: { requestedAt, to: "postgres-1" } }));
+    expect(first.refused).toBeUndefined();
+    expect(first.promote).toBeUndefined();
+    expect(first.state.switchover).toBeUndefined();
+    expect(first.labels["postgres-0"]).toBe("primary");
+    // The primary answers at the next look: the switchover goes ahead.
+    const answering = [
+      member(0, { inRecovery: false, receivedLsn: 10n }, { label: "primary" }),
+      ...missed.slice(1),
+    ];
+    const next = decide(
+      base(answering, { state: first.state, switchover: { requestedAt, to: "postgres-1" } }),
+    );
+    expect(next.promote).toEqual({
+      from: "postgres-0",
+      to: "postgres-1",
+      reason: "Switchover",
+      planned: true,
+    });
+    // It does not answer for failoverDelaySeconds: failed over from, and the request refused with the reason.
+    const later = decide(
+      base(missed, {
+        state: first.state,
+        now: new Date(NOW.getTime() + SETTINGS.failoverDelayMs),
+        switchover: { requestedAt, to: "postgres-1" },
+      }),
+    );
+    expect(later.promote?.reason).toBe("PrimaryNotAnswering");
+    expect(later.state.switchover?.outcome).toBe("Refused");
+    expect(later.refused).toMatch(/postgres-0 is not healthy/);
+  });
+
   it("on retained volumes with an empty status, wait for the former primary instead of promoting a standby", () => {
     // postgres-1 was the primary; the standbys start first and answer; it has not started yet.
     const waiting = [

@@ -260,13 +260,15 @@ export function decide(input: HaInput): HaDecision {
   // failed over from (if it must be) only from the next pass on.
   const firstLook = !previous.currentPrimary;
   const trouble = firstLook ? undefined : primaryTrouble(current);
+  /** A failover is due this pass (whether or not it is made). */
+  let due = false;
 
   if (trouble === undefined) {
     delete state.primaryUnreachableSince;
   } else {
     const since = previous.primaryUnreachableSince ?? now.toISOString();
     state.primaryUnreachableSince = since;
-    const due = immediate(trouble) || now.getTime() - Date.parse(since) >= settings.failoverDelayMs;
+    due = immediate(trouble) || now.getTime() - Date.parse(since) >= settings.failoverDelayMs;
     const last = previous.lastFailover ? Date.parse(previous.lastFailover.at) : Number.NaN;
     const cooling = Number.isFinite(last) && now.getTime() - last < settings.cooldownMs;
     if (unfinished && !nodesMostlyDown) {
@@ -285,9 +287,13 @@ export function decide(input: HaInput): HaDecision {
     }
   }
 
-  // A switchover asked for (each request answered once).
+  // A switchover asked for (each request answered once). While the primary has missed a look but
+  // no failover is due yet (a connection that timed out on a loaded node), the request waits for
+  // a later pass: the primary answers again and the switchover goes ahead, or the failover is
+  // due and the request is refused with the reason.
   const request = input.switchover;
-  if (request && request.requestedAt !== previous.switchover?.requestedAt) {
+  const primaryBlip = trouble === "PrimaryNotAnswering" && !due && !promote;
+  if (request && request.requestedAt !== previous.switchover?.requestedAt && !primaryBlip) {
     let to: MemberView | undefined;
     if (primary === "") {
       refused = "no member answers as the primary yet: a switchover needs a running primary";

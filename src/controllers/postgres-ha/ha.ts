@@ -10,6 +10,8 @@
 //   slots        a replication slot for every other member on the primary, so standbys stream
 //                through a slot after a failover too.
 // Level-triggered: a restart in the middle finds targetPrimary in status and completes or forgets it.
+// Each pass decides from status.postgres as last written (written-state.ts): the informer's copy
+// when it shows it, else the API server's.
 import {
   NAME_LABEL,
   POSTGRES_ROLE_LABEL,
@@ -21,17 +23,18 @@ import {
   type PostgresStatus,
   type ResolvedSpec,
 } from "../../api/index.js";
-import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
+import { NotFoundError, type KubeClient, type KubeObject, type ObjectRef } from "../../kube/index.js";
 import { POSTGRES } from "../../render/index.js";
 import type { Request, Result } from "../../runtime/index.js";
 import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
 import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
-import { writePlatformStatus } from "../shared/platform-status.js";
+import { platformRef, writePlatformStatus } from "../shared/platform-status.js";
 import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
 import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { slotOf, type MemberSql } from "./sql.js";
+import { WrittenState } from "./written-state.js";
 
 const COMPONENT = "postgres";
 /** How often members are looked at while there are standbys (failure detection). */
@@ -44,6 +47,9 @@ const CATCH_UP_MS = 10_000;
 /** How long a switchover waits for the old primary's fast shutdown. */
 const STOP_WAIT_MS = 30_000;
 const POD_REF = { apiVersion: "v1", kind: "Pod" } as const;
+/** Logged (debug) by a pass that decides from the API server's copy of the platform. */
+export const CACHE_BEHIND_MESSAGE =
+  "the cached platform does not show the last status.postgres write: read again";
 
 type Pod = PodView & { status?: { podIP?: string } };
 
@@ -60,13 +66,32 @@ interface Observed {
 
 export class PostgresHa {
   private readonly now: () => Date;
+  private readonly written = new WrittenState();
 
   constructor(private readonly deps: PostgresHaDeps) {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async reconcile(platform: OntoPlatform, request: Request): Promise<Result> {
-    if (!platform.metadata.uid || isTerminating(platform)) return {};
+  async reconcile(cached: OntoPlatform, request: Request): Promise<Result> {
+    if (!cached.metadata.uid) return {};
+    if (isTerminating(cached)) {
+      this.written.forget(cached.metadata.uid);
+      return {};
+    }
+    const client = this.deps.client.withSignal(request.signal);
+    let platform = cached;
+    if (this.written.behind(cached)) {
+      // The watch has not brought this controller's last status write yet: decide from the API
+      // server's copy, not from a status.postgres from before the last promotion.
+      const fresh = await client.get<OntoPlatform>(platformRef(cached)).catch((err: unknown) => {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      });
+      if (!fresh?.metadata.uid || isTerminating(fresh)) return {};
+      this.written.remember(fresh);
+      platform = fresh;
+      this.deps.logger.debug({ platform: cached.metadata.name }, CACHE_BEHIND_MESSAGE);
+    }
     let spec: ResolvedSpec;
     try {
       spec = resolveSpec(platform.spec);
@@ -80,7 +105,6 @@ export class PostgresHa {
       .getByName(ns, COMPONENT);
     if (!sts) return {};
     const replicas = sts.spec?.replicas ?? spec.infrastructure.postgres.replicas;
-    const client = this.deps.client.withSignal(request.signal);
     const ctx: ActionContext = {
       client,
       recorder: this.deps.actions,
@@ -363,6 +387,7 @@ export class PostgresHa {
       ...current,
       postgres: clean,
     }));
+    if (written) this.written.remember(written);
     return written ?? platform;
   }
 }
