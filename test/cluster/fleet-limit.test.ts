@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
+import type { WorkloadStatus } from "../../src/controllers/shared/kube-views.js";
 import { eventually, kubeconfigPath } from "../support/cluster.js";
 import { useOperator } from "../support/operator.js";
 import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
@@ -21,18 +22,7 @@ const fx = useOperator({
 });
 const { client } = fx;
 
-interface Workload extends KubeObject {
-  spec: { replicas?: number; template: unknown };
-  status?: {
-    observedGeneration?: number;
-    replicas?: number;
-    readyReplicas?: number;
-    updatedReplicas?: number;
-    availableReplicas?: number;
-    currentRevision?: string;
-    updateRevision?: string;
-  };
-}
+type Workload = KubeObject & { spec: { replicas?: number; template: unknown }; status?: WorkloadStatus };
 
 async function workloads(namespace: string): Promise<Workload[]> {
   const lists = await Promise.all(
