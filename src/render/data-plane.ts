@@ -8,7 +8,7 @@ import { renderPlatformService } from "./platform-service.js";
 import semver from "semver";
 import type { EnvVar } from "./objects.js";
 import { secretEnv } from "./secrets.js";
-import { TLS_DIR, TLS_KEYS, httpScheme, platformTlsSecret } from "./tls.js";
+import { TLS_DIR, TLS_KEYS, minioUrl, platformTlsSecret } from "./tls.js";
 import { otlpEndpoint } from "./tracing.js";
 import { buildWorkload, configMapName, type ComponentObjects } from "./workload.js";
 
@@ -47,7 +47,7 @@ function nessieConfig(ctx: RenderContext): Record<string, string> {
       ? {
           NESSIE_CATALOG_DEFAULT_WAREHOUSE: "warehouse",
           NESSIE_CATALOG_WAREHOUSES_WAREHOUSE_LOCATION: `s3://${warehouse}/`,
-          NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ENDPOINT: `${httpScheme(ctx)}://${MINIO.service}:${MINIO.port}/`,
+          NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_ENDPOINT: `${minioUrl(ctx)}/`,
           NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_PATH_STYLE_ACCESS: "true",
           NESSIE_CATALOG_SERVICE_S3_DEFAULT_OPTIONS_REGION: "us-east-1",
         }

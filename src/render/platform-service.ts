@@ -8,7 +8,7 @@ import { info, mainResources, workloadBase, type RenderContext, placementFor } f
 import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";
 import type { Container, EnvVar, Toleration, Volume } from "./objects.js";
 import { secretEnv } from "./secrets.js";
-import { TLS_DIR, TLS_KEYS, clientTrustEnv, httpScheme, platformTlsSecret } from "./tls.js";
+import { TLS_DIR, TLS_KEYS, clientTrustEnv, minioUrl, platformTlsSecret } from "./tls.js";
 import { otlpEndpoint } from "./tracing.js";
 import { buildWorkload, configMapName, type ServicePort, type ComponentObjects } from "./workload.js";
 
@@ -100,7 +100,7 @@ export function serviceConfig(
         config.KAFKA_BOOTSTRAP_SERVERS = `${KAFKA.service}:${KAFKA.port}`;
         break;
       case "minio":
-        config.S3_ENDPOINT = `${httpScheme(ctx)}://${MINIO.service}:${MINIO.port}`;
+        config.S3_ENDPOINT = minioUrl(ctx);
         config.S3_BUCKETS = infrastructure.minio.buckets.map((b) => b.name).join(",");
         break;
       case "nessie":

@@ -2,6 +2,7 @@
 // global.tlsSecretName): where it is mounted, which files a program reads, and the scheme a client
 // is told to use. One place, so a server and its clients cannot disagree on whether a link is TLS.
 import type { RenderContext } from "./context.js";
+import { MINIO } from "./endpoints.js";
 
 /** Where a platform service finds the certificate (tls.crt, tls.key, ca.crt). */
 export const TLS_DIR = "/etc/onto/tls";
@@ -19,6 +20,11 @@ export function httpScheme(ctx: RenderContext): "http" | "https" {
 }
 
 /** The env a client of the platform's TLS links reads: the CA to verify servers against. */
-export function clientTrustEnv(ctx: RenderContext, dir = TLS_DIR): Record<string, string> {
-  return platformTlsSecret(ctx) ? { TLS_CA_FILE: `${dir}/${TLS_KEYS.ca}` } : {};
+export function clientTrustEnv(ctx: RenderContext): Record<string, string> {
+  return platformTlsSecret(ctx) ? { TLS_CA_FILE: `${TLS_DIR}/${TLS_KEYS.ca}` } : {};
+}
+
+/** The MinIO URL a client is given (its S3 endpoint). */
+export function minioUrl(ctx: RenderContext): string {
+  return `${httpScheme(ctx)}://${MINIO.service}:${MINIO.port}`;
 }
