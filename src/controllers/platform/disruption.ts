@@ -151,7 +151,7 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
   }
 
   const restarting = rolling(input.desired, input.live);
-  const fleetWaits = (platform.status?.disruption?.waiting ?? []).filter((w) => w.cause === "FleetLimit");
+  const fleetWaits = fleetWaitsOf(platform);
   const status: Disruption = {
     ...(waiting.length > 0 ? { waiting } : {}),
     ...(windows.next ? { nextWindow: windows.next.toISOString() } : {}),
@@ -174,6 +174,10 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
   };
 }
 
+/** What the platform's status says waits for the fleet limit. */
+const fleetWaitsOf = (platform: OntoPlatform) =>
+  (platform.status?.disruption?.waiting ?? []).filter((w) => w.cause === "FleetLimit");
+
 /** The fleet limit's answer asked for by decideDisruption's restarts (none: nothing to ask). */
 export const wantsFleetSlot = (d: DisruptionDecision): boolean => d.restarts.some((r) => !r.emergency);
 
@@ -189,11 +193,7 @@ export function holdForFleet(
   now: Date,
 ): DisruptionDecision {
   if (answer.admitted || d.restarts.length === 0) return d;
-  const previous = new Map(
-    (platform.status?.disruption?.waiting ?? [])
-      .filter((w) => w.cause === "FleetLimit")
-      .map((w) => [w.workload, w.since]),
-  );
+  const previous = new Map(fleetWaitsOf(platform).map((w) => [w.workload, w.since]));
   const held = new Set(d.held);
   const bypassed = [...d.bypassed];
   const waiting = [...(d.status?.waiting ?? [])];

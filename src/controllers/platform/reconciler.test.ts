@@ -24,7 +24,7 @@ import { planNamespaceLabels } from "./namespace-labels.js";
 import { planPrune } from "./prune.js";
 import { tlsProblems } from "./spec-problems.js";
 import { componentWorkloads } from "./status-input.js";
-import { StatusWriter, olderThan } from "./status-writer.js";
+import { StatusWriter, olderThan } from "../shared/status-writer.js";
 import { planStuckPodReplacement, unschedulableMessages } from "./stuck-pods.js";
 import { aheadUpdate } from "./write-ahead.js";
 

@@ -41,7 +41,7 @@ import { quotaProblems } from "./quota.js";
 import { decodeGeneratedSecrets, randomSecret, renderFor } from "./render-input.js";
 import { tlsProblems } from "./spec-problems.js";
 import { platformStatus, type Outcome } from "./status-input.js";
-import { StatusWriter } from "./status-writer.js";
+import { StatusWriter } from "../shared/status-writer.js";
 import { planRecreations } from "./statefulset-recreate.js";
 import { storageClassProblems } from "./storage-class.js";
 import { planStuckPodReplacement, planUpgradePodDeletions } from "./stuck-pods.js";

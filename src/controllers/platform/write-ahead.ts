@@ -15,7 +15,7 @@ import { canonical, setCondition } from "../../runtime/index.js";
 import { record, type ActionContext } from "../shared/act.js";
 import { StaleStatusError } from "../shared/platform-status.js";
 import type { UpgradeDecision } from "../shared/upgrade-decision.js";
-import type { StatusWriter } from "./status-writer.js";
+import type { StatusWriter } from "../shared/status-writer.js";
 import { VPA_REF, verticalScalingStatus } from "./vertical.js";
 
 /**

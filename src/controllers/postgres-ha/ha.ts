@@ -10,8 +10,8 @@
 //   slots        a replication slot for every other member on the primary, so standbys stream
 //                through a slot after a failover too.
 // Level-triggered: a restart in the middle finds targetPrimary in status and completes or forgets it.
-// Each pass decides from status.postgres as last written (written-state.ts): the informer's copy
-// when it shows it, else the API server's.
+// Each pass decides from status.postgres as last written (shared/status-writer.ts): the informer's
+// copy once it shows this controller's last write, until then the status that write returned.
 import {
   NAME_LABEL,
   POSTGRES_ROLE_LABEL,
@@ -23,18 +23,17 @@ import {
   type PostgresStatus,
   type ResolvedSpec,
 } from "../../api/index.js";
-import { NotFoundError, type KubeClient, type KubeObject, type ObjectRef } from "../../kube/index.js";
+import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
 import { POSTGRES } from "../../render/index.js";
 import type { Request, Result } from "../../runtime/index.js";
 import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
 import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
-import { platformRef, writePlatformStatus } from "../shared/platform-status.js";
 import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
 import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { slotOf, type MemberSql } from "./sql.js";
-import { WrittenState } from "./written-state.js";
+import { StatusWriter } from "../shared/status-writer.js";
 
 const COMPONENT = "postgres";
 /** How often members are looked at while there are standbys (failure detection). */
@@ -49,7 +48,7 @@ const STOP_WAIT_MS = 30_000;
 const POD_REF = { apiVersion: "v1", kind: "Pod" } as const;
 /** Logged (debug) by a pass that decides from the API server's copy of the platform. */
 export const CACHE_BEHIND_MESSAGE =
-  "the cached platform does not show the last status.postgres write: read again";
+  "the cached platform does not show the last status.postgres write: deciding from the status written";
 
 type Pod = PodView & { status?: { podIP?: string } };
 
@@ -66,32 +65,19 @@ interface Observed {
 
 export class PostgresHa {
   private readonly now: () => Date;
-  private readonly written = new WrittenState();
+  private readonly status = new StatusWriter();
 
   constructor(private readonly deps: PostgresHaDeps) {
     this.now = deps.now ?? (() => new Date());
   }
 
   async reconcile(cached: OntoPlatform, request: Request): Promise<Result> {
-    if (!cached.metadata.uid) return {};
-    if (isTerminating(cached)) {
-      this.written.forget(cached.metadata.uid);
-      return {};
-    }
+    if (!cached.metadata.uid || isTerminating(cached)) return {};
     const client = this.deps.client.withSignal(request.signal);
-    let platform = cached;
-    if (this.written.behind(cached)) {
-      // The watch has not brought this controller's last status write yet: decide from the API
-      // server's copy, not from a status.postgres from before the last promotion.
-      const fresh = await client.get<OntoPlatform>(platformRef(cached)).catch((err: unknown) => {
-        if (err instanceof NotFoundError) return undefined;
-        throw err;
-      });
-      if (!fresh?.metadata.uid || isTerminating(fresh)) return {};
-      this.written.remember(fresh);
-      platform = fresh;
-      this.deps.logger.debug({ platform: cached.metadata.name }, CACHE_BEHIND_MESSAGE);
-    }
+    // Until the watch brings this controller's last status write, decide from the status written,
+    // not from a status.postgres from before the last promotion.
+    let platform = this.status.latest(cached);
+    if (platform !== cached) this.deps.logger.debug({ platform: cached.metadata.name }, CACHE_BEHIND_MESSAGE);
     let spec: ResolvedSpec;
     try {
       spec = resolveSpec(platform.spec);
@@ -383,12 +369,8 @@ export class PostgresHa {
     state: PostgresStatus,
   ): Promise<OntoPlatform> {
     const clean = JSON.parse(JSON.stringify(state)) as PostgresStatus; // drops undefined fields
-    const written = await writePlatformStatus(client, platform, (current) => ({
-      ...current,
-      postgres: clean,
-    }));
-    if (written) this.written.remember(written);
-    return written ?? platform;
+    return (await this.status.write(client, platform, (current) => ({ ...current, postgres: clean })))
+      .platform;
   }
 }
 

@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { OntoPlatform, PostgresStatus } from "../../api/index.js";
+import type { PostgresStatus } from "../../api/index.js";
 import { decide, type MemberView } from "./decisions.js";
-import { WrittenState } from "./written-state.js";
-
-function platform(uid: string, resourceVersion: string, postgres: PostgresStatus | undefined): OntoPlatform {
-  return {
-    apiVersion: "onto.paas/v1alpha1",
-    kind: "OntoPlatform",
-    metadata: { name: "p", namespace: "ns", uid, resourceVersion },
-    spec: {},
-    ...(postgres ? { status: { postgres } } : {}),
-  } as OntoPlatform;
-}
 
 const NOW = new Date("2026-12-01T12:00:00Z");
 /** Before postgres-0's pod was deleted. */
@@ -31,30 +20,9 @@ const PROMOTED: PostgresStatus = {
   },
 };
 
-describe("WrittenState", () => {
-  it("says a cached platform is behind until it shows the status.postgres last written, whatever its key order", () => {
-    const w = new WrittenState();
-    expect(w.behind(platform("u1", "10", BEFORE))).toBe(false); // nothing written yet
-    w.remember(platform("u1", "12", PROMOTED));
-    expect(w.behind(platform("u1", "11", AHEAD))).toBe(true);
-    expect(w.behind(platform("u1", "10", BEFORE))).toBe(true);
-    expect(w.behind(platform("u1", "12", PROMOTED))).toBe(false);
-    // A later write by another controller (another resourceVersion) that kept status.postgres.
-    const reordered = JSON.parse(
-      JSON.stringify({
-        lastFailover: PROMOTED.lastFailover,
-        timeline: 2,
-        targetPrimary: "postgres-1",
-        currentPrimary: "postgres-1",
-      }),
-    ) as PostgresStatus;
-    expect(w.behind(platform("u1", "13", reordered))).toBe(false);
-    // Another platform, and one re-created under the same name (a new uid).
-    expect(w.behind(platform("u2", "11", AHEAD))).toBe(false);
-    w.forget("u1");
-    expect(w.behind(platform("u1", "11", AHEAD))).toBe(false);
-  });
-
+// Why Postgres HA decides from the status it last wrote (shared/status-writer.ts) until the cache
+// shows it: decide() from an older status.postgres loses the failover record or fails over twice.
+describe("a pass decided from a status older than the controller's last write", () => {
   it("is needed: a pass decided from the status before the promotion's write loses lastFailover or fails over twice", () => {
     // postgres-0's pod is gone; postgres-1 was just promoted; postgres-2 streams.
     const members: MemberView[] = [

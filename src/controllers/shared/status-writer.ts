@@ -1,11 +1,12 @@
-// How the platform reconciler writes status: through the shared optimistic-lock writer
-// (shared/platform-status.ts), remembering its own last write per platform. The informer cache
-// learns of a write only when the watch event arrives; until then a decision taken from the cache
-// (an upgrade step) would be taken from stale state. So until the cache holds the resourceVersion
-// the write produced (or a later one), the reconciler reads the platform with the status it wrote.
+// How a controller writes platform status (the platform reconciler, Postgres HA): through the
+// shared optimistic-lock writer (platform-status.ts), remembering its own last write per platform.
+// The informer cache learns of a write only when the watch event arrives; until then a decision
+// taken from the cache (an upgrade step, a failover) would be taken from stale state. So until the
+// cache holds the resourceVersion the write produced (or a later one), the controller reads the
+// platform with the status it wrote.
 import type { OntoPlatform, OntoPlatformStatus } from "../../api/index.js";
 import type { KubeClient } from "../../kube/index.js";
-import { writePlatformStatus } from "../shared/platform-status.js";
+import { writePlatformStatus } from "./platform-status.js";
 
 /**
  * Whether the cache's resourceVersion is older than one this process wrote. Resource versions are
