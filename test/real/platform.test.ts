@@ -105,7 +105,7 @@ afterAll(async () => {
   );
   if (p)
     console.log(
-      `[real-platform] HA passes that read the platform again (cache behind): ${cacheBehindPasses(p)}`,
+      `[real-platform] HA passes that decided from the status written (cache behind): ${cacheBehindPasses(p)}`,
     );
   await kubectl(["uncordon", realNodes()[0] ?? ""]);
   await p?.operator.stop();

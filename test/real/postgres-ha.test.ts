@@ -248,7 +248,8 @@ afterAll(async () => {
   await sampler?.stop();
   if (sampler) figures["samples of pg_is_in_recovery() on every member"] = String(sampler.moments);
   if (sampler) figures["moments with two writable primaries"] = String(sampler.doubled.length);
-  if (p) figures["HA passes that read the platform again (cache behind)"] = String(cacheBehindPasses(p));
+  if (p)
+    figures["HA passes that decided from the status written (cache behind)"] = String(cacheBehindPasses(p));
   console.log(
     `[postgres-ha] figures\n${Object.entries(figures)
       .map(([k, v]) => `  ${k}: ${v}`)
