@@ -3,7 +3,12 @@
 // what order and under what budget; and which do not restart at all.
 import { describe, expect, it } from "vitest";
 import type { OntoPlatformSpec } from "../../api/index.js";
-import { TEMPLATE_REVISION, TEMPLATE_REVISION_ANNOTATION, type RenderedObject } from "../../render/index.js";
+import {
+  TEMPLATE_REVISION,
+  TEMPLATE_REVISION_ANNOTATION,
+  withTlsRevision,
+  type RenderedObject,
+} from "../../render/index.js";
 import { goldenCases, renderGolden } from "../../../test/support/golden.js";
 import { formatPlan, restartPlan, sameValue, type RestartEntry } from "./restart-plan.js";
 
@@ -92,6 +97,14 @@ describe("restart plan", () => {
       toRevision: TEMPLATE_REVISION,
     });
     expect(formatPlan(p).join("\n")).toContain(`operator-side change r0 -> r${TEMPLATE_REVISION}`);
+  });
+
+  it("a renewed certificate restarts the workloads that read it at start, for certificate", () => {
+    const serial = (value: string) => withTlsRevision(base, "onto-tls", value, new Set(["minio"]));
+    const restarts = restarting(plan(serial("0a"), serial("0b")));
+    expect(restarts.length).toBeGreaterThan(0);
+    expect(restarts.every((r) => r.endsWith(":certificate"))).toBe(true);
+    expect(restarts.some((r) => r.startsWith("minio"))).toBe(false);
   });
 
   it("compares quantities by value", () => {

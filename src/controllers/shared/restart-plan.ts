@@ -8,6 +8,7 @@ import { Quantity } from "../../api/index.js";
 import {
   CONFIG_CHECKSUM_ANNOTATION,
   TEMPLATE_REVISION_ANNOTATION,
+  TLS_REVISION_ANNOTATION,
   changesSince,
   covers,
   revisionOf,
@@ -122,6 +123,12 @@ export function restartReasons(
     reasons.add("certificate");
     details.push("the TLS certificate Secret it mounts");
   }
+  // A renewed certificate changes only the serial its pods started with (render's withTlsRevision).
+  const serial = (t: PodTemplate) => t.metadata?.annotations?.[TLS_REVISION_ANNOTATION];
+  if (serial(will) !== serial(was) && serial(will) !== undefined) {
+    reasons.add("certificate");
+    details.push(`certificate serial ${serial(was) ?? "-"} -> ${serial(will)}`);
+  }
   // Whatever else differs: strip what was attributed and compare the rest.
   if (!same(strip(will), strip(was))) {
     reasons.add("template");
@@ -136,6 +143,7 @@ const short = (s: string | undefined): string => (s ? s.slice(0, 12) : "-");
 function strip(t: PodTemplate): unknown {
   const copy = structuredClone(t);
   delete copy.metadata?.annotations?.[CONFIG_CHECKSUM_ANNOTATION];
+  delete copy.metadata?.annotations?.[TLS_REVISION_ANNOTATION];
   for (const c of containers(copy)) {
     delete c.image;
     delete c.resources;
