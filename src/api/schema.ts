@@ -1447,6 +1447,19 @@ const certificateState = Type.Object({
   notAfter: dateTime("When the certificate expires."),
   renewAt: Type.Optional(dateTime("When the operator renews it (issued certificates).")),
   serial: Type.String({ maxLength: 64, description: "Serial number, hex." }),
+  replaced: Type.Optional(
+    Type.Object(
+      {
+        serial: Type.String({ maxLength: 64, description: "Serial number, hex." }),
+        notAfter: dateTime("When it expires."),
+        renewAt: dateTime("When it was due for renewal."),
+      },
+      {
+        description:
+          "The certificate this one replaced: pods whose restart waits (a maintenance window, the fleet limit) still run with it, and their restart goes ahead at once when it expires within half its renewal margin (notAfter - renewAt).",
+      },
+    ),
+  ),
 });
 
 const verticalState = Type.Object(

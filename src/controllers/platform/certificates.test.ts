@@ -130,6 +130,36 @@ describe("the operator-issued platform certificate", () => {
     expect(Math.abs(readCertificate(cert).notAfter.getTime() - due.getTime() - 90 * HOUR)).toBeLessThan(1000);
   });
 
+  it("names the certificate a renewal replaced, and keeps naming it while the new one is kept", async () => {
+    const { spec, desired } = rendered();
+    const first = await planCertificates({ platform: PLATFORM, spec, desired, secrets: store([]), now: NOW });
+    expect(first.states["onto-tls"]?.replaced).toBeUndefined();
+    const old = first.states["onto-tls"];
+    if (!old?.renewAt) throw new Error("no renewAt");
+    const due = new Date(Date.parse(old.renewAt) + 1000);
+    const renewed = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store(first.objects),
+      now: due,
+      previous: first.states,
+    });
+    const replaced = { serial: old.serial, notAfter: old.notAfter, renewAt: old.renewAt };
+    expect(renewed.states["onto-tls"]?.replaced).toEqual(replaced);
+    // The next reconcile finds the new certificate in the Secret: the status carries the old one.
+    const kept = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store(renewed.objects),
+      now: new Date(due.getTime() + 60_000),
+      previous: renewed.states,
+    });
+    expect(kept.serial).toBe(renewed.serial);
+    expect(kept.states["onto-tls"]?.replaced).toEqual(replaced);
+  });
+
   it("issues again when a name is added (an ingress host) and when the CA is gone", async () => {
     const { spec, desired } = rendered({ ...SPEC, gateway: { ingress: { enabled: false } } });
     const first = await planCertificates({ platform: PLATFORM, spec, desired, secrets: store([]), now: NOW });

@@ -165,6 +165,8 @@ export async function planCertificates(input: {
   secrets: ReadonlyStore<KubeObject>;
   now: Date;
   issuer?: Issuer;
+  /** status.certificates as last written (carries the replaced certificate forward). */
+  previous?: Record<string, CertificateState> | undefined;
 }): Promise<CertificatePlan> {
   const { platform, spec, now } = input;
   const issuer = input.issuer ?? PLATFORM_ISSUER;
@@ -208,6 +210,7 @@ export async function planCertificates(input: {
     spec.gateway.ingress.enabled ? spec.gateway.ingress.host : undefined,
   );
   let leaf = storedPair(live);
+  const stored = leaf;
   const usable =
     leaf !== undefined &&
     signedBy(leaf.pair.certPem, ca.pair.certPem) &&
@@ -234,11 +237,26 @@ export async function planCertificates(input: {
     }),
   );
   const due = renewAt(leaf.facts, fraction);
+  // The certificate this one replaced: pods whose restart waits still run with it (disruption.ts
+  // lets their restart go before it expires). Taken from the Secret when renewing, then carried
+  // in the status: the Secret holds only the new one.
+  const before = input.previous?.[name];
+  const replaced =
+    stored && stored.facts.serial !== leaf.facts.serial
+      ? {
+          serial: stored.facts.serial,
+          notAfter: stored.facts.notAfter.toISOString(),
+          renewAt: renewAt(stored.facts, fraction).toISOString(),
+        }
+      : before?.serial === leaf.facts.serial
+        ? before.replaced
+        : undefined;
   plan.states[name] = {
     issuer: "operator",
     notAfter: leaf.facts.notAfter.toISOString(),
     renewAt: due.toISOString(),
     serial: leaf.facts.serial,
+    ...(replaced ? { replaced } : {}),
   };
   plan.states[caName] = {
     issuer: "operator",

@@ -2,13 +2,25 @@
 // a spec-driven one outside every maintenance window; a crash-looping workload's fix never waits,
 // an OOM-looping one (the memory raise) does.
 import { describe, expect, it } from "vitest";
-import { resolveSpec, type OntoPlatform, type OntoPlatformSpec } from "../../api/index.js";
+import {
+  resolveSpec,
+  type CertificateState,
+  type OntoPlatform,
+  type OntoPlatformSpec,
+} from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
-import { TEMPLATE_REVISION_ANNOTATION, type RenderedObject } from "../../render/index.js";
+import { TEMPLATE_REVISION_ANNOTATION, withTlsRevision, type RenderedObject } from "../../render/index.js";
 import { goldenCases, renderGolden } from "../../../test/support/golden.js";
 import type { FleetAnswer } from "../shared/fleet-limit.js";
 import { replacingPods, type WorkloadView } from "../shared/kube-views.js";
-import { APPROVE_RESTARTS_ANNOTATION, decideDisruption, holdForFleet, wantsFleetSlot } from "./disruption.js";
+import { TLS_RELOADING_COMPONENTS } from "./certificates.js";
+import {
+  APPROVE_RESTARTS_ANNOTATION,
+  certificateDeadline,
+  decideDisruption,
+  holdForFleet,
+  wantsFleetSlot,
+} from "./disruption.js";
 
 const cases = goldenCases();
 function production() {
@@ -36,11 +48,15 @@ function decide(opts: {
   windows?: typeof CLOSED;
   annotations?: Record<string, string>;
   pods?: KubeObject[];
+  /** The serial of the platform certificate the desired pods start with. */
+  serial?: string;
+  certificates?: Record<string, CertificateState>;
 }) {
   const input = production();
   opts.edit?.(input.spec);
   input.spec.maintenance = { windows: opts.windows ?? [] };
-  const desired = renderGolden(input);
+  const rendered = renderGolden(input);
+  const desired = opts.serial ? withSerial(rendered, opts.serial) : rendered;
   const platform: OntoPlatform = {
     apiVersion: "onto.paas/v1alpha1",
     kind: "OntoPlatform",
@@ -54,9 +70,13 @@ function decide(opts: {
     desired,
     live: (o) => byKey.get(`${o.kind}/${o.metadata.name}`),
     pods: opts.pods ?? [],
+    ...(opts.certificates ? { certificates: opts.certificates } : {}),
     now: NOW,
   });
 }
+
+const withSerial = (objects: RenderedObject[], serial: string) =>
+  withTlsRevision(objects, "onto-tls", serial, TLS_RELOADING_COMPONENTS);
 
 /** The live objects as an older operator left them: kafka's template differs, revision 0. */
 function olderOperator(): RenderedObject[] {
@@ -278,5 +298,80 @@ describe("replacingPods", () => {
     expect(
       replacingPods(sts({ ...base, updatedReplicas: 0, currentRevision: "r2", updateRevision: "r2" })),
     ).toBe(true);
+  });
+});
+
+const HOUR = 3600_000;
+/** status.certificates after a renewal: 0b replaced 0a (a 90 h certificate renewed at 60 h). */
+function renewed(oldExpiresInMs: number): Record<string, CertificateState> {
+  const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
+  return {
+    "onto-tls": {
+      issuer: "operator",
+      serial: "0b",
+      notAfter: at(oldExpiresInMs + 60 * HOUR),
+      renewAt: at(oldExpiresInMs + 30 * HOUR),
+      replaced: { serial: "0a", notAfter: at(oldExpiresInMs), renewAt: at(oldExpiresInMs - 30 * HOUR) },
+    },
+  };
+}
+
+describe("a certificate about to expire", () => {
+  const live = () => withSerial(renderGolden(production()), "0a");
+
+  it("is due half the renewal margin before it expires", () => {
+    expect(
+      certificateDeadline({
+        notAfter: "2026-12-02T00:00:00Z",
+        renewAt: "2026-12-01T00:00:00Z",
+      }).toISOString(),
+    ).toBe("2026-12-01T12:00:00.000Z");
+  });
+
+  it("waits for the window while the old certificate has time, and looks again at its deadline", () => {
+    const d = decide({ live: live(), serial: "0b", windows: CLOSED, certificates: renewed(16 * HOUR) });
+    expect(d.held.size).toBeGreaterThan(0);
+    expect(d.status?.waiting?.every((w) => w.reasons.includes("certificate"))).toBe(true);
+    expect(d.bypassed).toEqual([]);
+    // The deadline (16 h - 15 h) comes before the next window (14 h).
+    expect(d.requeueAfterMs).toBe(1 * HOUR);
+  });
+
+  it("goes ahead at once within half the margin, recorded with the certificate and its expiry", () => {
+    const d = decide({ live: live(), serial: "0b", windows: CLOSED, certificates: renewed(14 * HOUR) });
+    expect(d.held.size).toBe(0);
+    expect(d.bypassed.length).toBeGreaterThan(0);
+    const expiry = new Date(NOW.getTime() + 14 * HOUR).toISOString();
+    for (const { workload, message } of d.bypassed)
+      expect(message).toBe(
+        `${workload.kind}/${workload.metadata.name} runs with certificate 0a of Secret onto-tls, which expires at ${expiry} (in 50400 s, within half its renewal margin): its change (certificate) is applied now, without waiting (MaintenanceWindow)`,
+      );
+  });
+
+  it("is held neither by the fleet limit nor by an operator-side change", () => {
+    const fleet = decide({ live: live(), serial: "0b", certificates: renewed(14 * HOUR) });
+    expect(wantsFleetSlot(fleet)).toBe(false);
+    const through = holdForFleet(fleet, REFUSED, platformOf(), NOW);
+    expect(through.held.size).toBe(0);
+    expect(through.bypassed[0]?.message).toContain("without waiting (FleetLimit: ");
+    const older = live().map((o) =>
+      o.kind === "Deployment" || o.kind === "StatefulSet"
+        ? { ...o, metadata: { ...o.metadata, annotations: { [TEMPLATE_REVISION_ANNOTATION]: "0" } } }
+        : o,
+    );
+    const operator = decide({ live: older, serial: "0b", certificates: renewed(14 * HOUR) });
+    expect(operator.held.size).toBe(0);
+    expect(operator.bypassed[0]?.message).toContain("without waiting (OperatorChange)");
+  });
+
+  it("is not judged when the running serial is unknown to the status: the restart waits", () => {
+    const d = decide({
+      live: withSerial(renderGolden(production()), "09"),
+      serial: "0b",
+      windows: CLOSED,
+      certificates: renewed(1 * HOUR),
+    });
+    expect(d.held.size).toBeGreaterThan(0);
+    expect(d.bypassed).toEqual([]);
   });
 });

@@ -8,8 +8,15 @@
 // - what remains would restart pods while the operator's fleet limit is reached (other platforms
 //   restarting pods, shared/fleet-limit.ts): until a slot frees. The opt-in does not lift it: the
 //   limit is the operator's, not the platform's.
-// Emergencies do not wait: the fix of a workload whose pods crash-loop (for a reason other than
-// memory, which the OOM raise handles and which waits) is applied at once and audited. An upgrade
+// Emergencies do not wait, and are applied at once and audited:
+// - the fix of a workload whose pods crash-loop (for a reason other than memory, which the OOM
+//   raise handles and which waits);
+// - the restart onto a renewed certificate when the certificate the running pods use expires
+//   within half its renewal margin (notAfter - renewAt). Which one they use is the serial on the
+//   live pod template (render's TLS_REVISION_ANNOTATION); its expiry is in status.certificates,
+//   as the current certificate or the one it replaced (certificates.ts keeps the replaced one,
+//   since the Secret holds only the new). A serial found in neither is not judged: the
+//   restart waits as any other. An upgrade
 // in flight is not held here: it waited for its window and the fleet limit before it started
 // (upgrade/orchestrator.ts), and it holds its fleet slot until it ends.
 // Pure: the reconciler passes the caches, the runtime clock and the fleet limit's answer, and
@@ -17,12 +24,18 @@
 import {
   INSTANCE_LABEL,
   NAME_LABEL,
+  type CertificateState,
   type OntoPlatform,
   type OntoPlatformStatus,
   type ResolvedSpec,
 } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
-import { TEMPLATE_REVISION, revisionOf, type RenderedObject } from "../../render/index.js";
+import {
+  TEMPLATE_REVISION,
+  TLS_REVISION_ANNOTATION,
+  revisionOf,
+  type RenderedObject,
+} from "../../render/index.js";
 import type { SpecProblem } from "./status.js";
 import { REASON } from "../../api/index.js";
 import { APPROVE_RESTARTS_ANNOTATION, windowState, type WindowState } from "../shared/maintenance-windows.js";
@@ -44,6 +57,8 @@ export interface DisruptionInput {
   live: (obj: RenderedObject) => KubeObject | undefined;
   /** The platform's pods (for the crash-loop rule). */
   pods: readonly KubeObject[];
+  /** status.certificates as this reconcile writes it (for the certificate rule). */
+  certificates?: Record<string, CertificateState>;
   now: Date;
 }
 
@@ -59,9 +74,9 @@ export interface DisruptionDecision {
   requeueAfterMs?: number;
   /**
    * Workloads whose pods restart this reconcile unless the fleet limit holds them; `emergency`:
-   * a crash-looping workload's fix, which the fleet limit does not hold either.
+   * why the fleet limit does not hold it either (a crash loop, an expiring certificate).
    */
-  restarts: { workload: RenderedObject; reasons: string[]; emergency: boolean }[];
+  restarts: { workload: RenderedObject; reasons: string[]; emergency?: string }[];
   /** The platform restarts pods now (a workload replacing pods, or an upgrade in flight). */
   rolling: boolean;
   /** When it started waiting for the fleet limit (its place in the queue), if it waits. */
@@ -90,6 +105,42 @@ function crashLooping(platform: string, component: string, pods: readonly KubeOb
       ),
   );
 }
+
+interface TemplatedView {
+  spec?: { template?: { metadata?: { annotations?: Record<string, string> } } };
+}
+
+/** When a certificate's restart becomes an emergency: half its renewal margin before it expires. */
+export function certificateDeadline(c: { notAfter: string; renewAt: string }): Date {
+  const notAfter = Date.parse(c.notAfter);
+  return new Date(notAfter - (notAfter - Date.parse(c.renewAt)) / 2);
+}
+
+/**
+ * The certificate the live pods of a workload run with, when status.certificates knows its
+ * expiry and renewal time: the Secret's name, its serial, notAfter and the emergency deadline.
+ */
+export function runningCertificate(
+  live: KubeObject,
+  certificates: Record<string, CertificateState>,
+): { secret: string; serial: string; notAfter: string; deadline: Date } | undefined {
+  const serial = (live as TemplatedView).spec?.template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION];
+  if (!serial) return undefined;
+  for (const [secret, state] of Object.entries(certificates)) {
+    const known =
+      state.serial === serial ? state : state.replaced?.serial === serial ? state.replaced : undefined;
+    if (known?.renewAt)
+      return {
+        secret,
+        serial,
+        notAfter: known.notAfter,
+        deadline: certificateDeadline({ notAfter: known.notAfter, renewAt: known.renewAt }),
+      };
+  }
+  return undefined;
+}
+
+const seconds = (ms: number): number => Math.round(ms / 1000);
 
 const subset = (want: unknown, have: unknown): boolean => firstDifference(want, have) === undefined;
 
@@ -120,6 +171,8 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
   const bypassed: DisruptionDecision["bypassed"] = [];
   const waiting: NonNullable<Disruption["waiting"]> = [];
   const restarts: DisruptionDecision["restarts"] = [];
+  /** The earliest deadline of a held certificate restart (look again then). */
+  let certificateDue: Date | undefined;
 
   for (const obj of input.desired) {
     if (!isWorkload(obj) || upgrading) continue;
@@ -133,19 +186,28 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
       : !windows.unrestricted
         ? "MaintenanceWindow"
         : undefined;
-    const emergency = crashLooping(platform.metadata.name, obj.metadata.name, input.pods);
+    const certificate = reasons.includes("certificate")
+      ? runningCertificate(current, input.certificates ?? {})
+      : undefined;
+    const emergency = crashLooping(platform.metadata.name, obj.metadata.name, input.pods)
+      ? "crash-loops"
+      : certificate && certificate.deadline.getTime() <= now.getTime()
+        ? `runs with certificate ${certificate.serial} of Secret ${certificate.secret}, which expires at ${certificate.notAfter} (in ${seconds(Date.parse(certificate.notAfter) - now.getTime())} s, within half its renewal margin)`
+        : undefined;
     if (!cause || windows.open || approved) {
-      restarts.push({ workload: obj, reasons, emergency });
+      restarts.push({ workload: obj, reasons, ...(emergency ? { emergency } : {}) });
       continue;
     }
     const id = objectId(obj.kind, obj.metadata.name);
     if (emergency) {
       bypassed.push({
         workload: obj,
-        message: `${id} crash-loops: its change (${reasons.join(", ")}) is applied now, without waiting (${cause})`,
+        message: `${id} ${emergency}: its change (${reasons.join(", ")}) is applied now, without waiting (${cause})`,
       });
       continue;
     }
+    if (certificate && (!certificateDue || certificate.deadline < certificateDue))
+      certificateDue = certificate.deadline;
     held.add(id);
     waiting.push({ workload: id, reasons, cause, since: previous.get(id) ?? now.toISOString() });
   }
@@ -163,15 +225,19 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
     bypassed,
     problems,
     status: Object.keys(status).length > 0 ? status : undefined,
-    ...(waiting.length > 0 && windows.next
-      ? { requeueAfterMs: Math.max(1000, windows.next.getTime() - now.getTime()) }
-      : {}),
+    ...requeue(now, waiting.length > 0 ? windows.next : undefined, certificateDue),
     restarts,
     rolling: upgrading || restarting.length > 0,
     ...(fleetWaits.length > 0
       ? { fleetSince: new Date(Math.min(...fleetWaits.map((w) => Date.parse(w.since)))) }
       : {}),
   };
+}
+
+/** Look again at the earliest of the instants given (a second at least). */
+function requeue(now: Date, ...at: (Date | undefined)[]): { requeueAfterMs?: number } {
+  const times = at.filter((t): t is Date => t !== undefined).map((t) => t.getTime() - now.getTime());
+  return times.length > 0 ? { requeueAfterMs: Math.max(1000, Math.min(...times)) } : {};
 }
 
 /** What the platform's status says waits for the fleet limit. */
@@ -183,8 +249,8 @@ export const wantsFleetSlot = (d: DisruptionDecision): boolean => d.restarts.som
 
 /**
  * The decision with the fleet limit's answer applied: refused, every restart waits with cause
- * FleetLimit (since when it first did), except a crash-looping workload's fix, which goes now and
- * is recorded. Pure.
+ * FleetLimit (since when it first did), except an emergency (a crash-looping workload's fix, an
+ * expiring certificate), which goes now and is recorded. Pure.
  */
 export function holdForFleet(
   d: DisruptionDecision,
@@ -203,7 +269,7 @@ export function holdForFleet(
     if (emergency) {
       bypassed.push({
         workload,
-        message: `${id} crash-loops: its change (${reasons.join(", ")}) is applied now, without waiting (FleetLimit: ${others})`,
+        message: `${id} ${emergency}: its change (${reasons.join(", ")}) is applied now, without waiting (FleetLimit: ${others})`,
       });
       continue;
     }

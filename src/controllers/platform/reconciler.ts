@@ -170,6 +170,7 @@ export class PlatformReconciler {
       desired: rendered,
       secrets,
       now: this.now(),
+      previous: platform.status?.certificates,
     });
     const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
     outcome.certificates = certificates.states;
@@ -190,6 +191,7 @@ export class PlatformReconciler {
       desired,
       live,
       pods: objects("v1", "Pod"),
+      certificates: certificates.states,
       now: this.now(),
     });
     // The fleet limit: one synchronous request takes, keeps or frees this platform's slot (no
