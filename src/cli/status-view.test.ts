@@ -6,7 +6,7 @@ import { nextVersion } from "./commands/demo.js";
 import { untilOutcome } from "./commands/status.js";
 import { progressLine, upgradeProgress } from "./commands/upgrade.js";
 import { plain } from "./output.js";
-import { age, formatStatus, progressBar, table, upgradeLine } from "./status-view.js";
+import { age, disruptionLines, formatStatus, progressBar, table, upgradeLine } from "./status-view.js";
 
 const NOW = new Date("2026-11-30T03:00:00Z");
 
@@ -85,6 +85,58 @@ describe("Postgres in onto status", () => {
     expect(lines.some((l) => /postgres-2\s+lagging\s+lag 40\.0 MiB/.test(l))).toBe(true);
     expect(text).toContain("failover held back: 2 of 3 nodes are NotReady");
     expect(text).toContain("last promotion 2m ago: postgres-0 -> postgres-1 (PrimaryPodGone)");
+  });
+});
+
+describe("disruption control in onto status", () => {
+  it("shows what waits (workload, cause, reasons, since), the next window and what restarts", () => {
+    const text = formatStatus(
+      {
+        platform: platform({
+          disruption: {
+            waiting: [
+              {
+                workload: "StatefulSet/kafka",
+                reasons: ["template"],
+                cause: "OperatorChange",
+                since: "2026-11-30T02:55:00Z",
+              },
+              {
+                workload: "Deployment/gateway",
+                reasons: ["resources", "certificate"],
+                cause: "MaintenanceWindow",
+                since: "2026-11-29T22:00:00Z",
+              },
+            ],
+            nextWindow: "2026-11-30T05:00:00Z",
+            restarting: ["Deployment/ontology-service"],
+          },
+        }),
+        events: [],
+      },
+      { now: NOW, colors: plain },
+    );
+    const lines = text.split("\n");
+    const at = lines.indexOf("Disruption control");
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 7)).toEqual([
+      "  2 workload(s) wait to restart their pods",
+      "    WORKLOAD            HELD BY            RESTARTS FOR            WAITING",
+      "    StatefulSet/kafka   OperatorChange     template                5m (since 2026-11-30T02:55:00Z)",
+      "    Deployment/gateway  MaintenanceWindow  resources, certificate  5h (since 2026-11-29T22:00:00Z)",
+      "  next maintenance window 2026-11-30T05:00:00Z (in 2h)",
+      "  restarting pods now: Deployment/ontology-service",
+    ]);
+  });
+
+  it("shows the window open now, and nothing at all without status.disruption", () => {
+    expect(disruptionLines({ windowOpenUntil: "2026-11-30T03:30:00Z" }, NOW, plain)).toEqual([
+      "  maintenance window open until 2026-11-30T03:30:00Z (30m left)",
+    ]);
+    expect(disruptionLines(undefined, NOW, plain)).toEqual([]);
+    expect(formatStatus({ platform: platform(), events: [] }, { now: NOW, colors: plain })).not.toContain(
+      "Disruption control",
+    );
   });
 });
 

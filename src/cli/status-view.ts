@@ -1,5 +1,6 @@
 // What `onto status` prints: the platform as a tree (planes, then components with ready/desired),
-// the upgrade in flight with a progress bar, the conditions and the recent Events. Pure: the
+// the upgrade in flight with a progress bar, the pod restarts that wait (disruption control), the
+// conditions and the recent Events. Pure: the
 // clock and the colours are arguments, so the layout is unit-tested without a terminal.
 import {
   COMPONENTS,
@@ -8,6 +9,7 @@ import {
   readableBytes,
   type Condition,
   type OntoPlatform,
+  type OntoPlatformStatus,
   type Plane,
   type UpgradeStatus,
 } from "../api/index.js";
@@ -108,6 +110,48 @@ export function upgradeLine(
   return `${upgrade.from} -> ${upgrade.to}  ${phase}  ${progressBar(done, total.length, barWidth)}${
     current && where ? `  ${where}${step}` : ""
   }`;
+}
+
+/**
+ * Disruption control (status.disruption): the pod restarts that wait (workload, what holds it,
+ * why its pods would restart, for how long), the maintenance window open now or the next one, and
+ * the workloads replacing pods now. Empty when the status has none of it. Also what `onto
+ * approve-restarts` shows before it lets the waiting restarts go.
+ */
+export function disruptionLines(
+  disruption: OntoPlatformStatus["disruption"],
+  now: Date,
+  colors: Palette,
+): string[] {
+  if (!disruption) return [];
+  const lines: string[] = [];
+  const waiting = disruption.waiting ?? [];
+  if (waiting.length > 0)
+    lines.push(
+      `  ${colors.yellow(`${waiting.length} workload(s) wait to restart their pods`)}`,
+      ...table(
+        [
+          ["WORKLOAD", "HELD BY", "RESTARTS FOR", "WAITING"].map((h) => colors.dim(h)),
+          ...waiting.map((w) => [
+            w.workload,
+            w.cause,
+            w.reasons.join(", "),
+            `${age(w.since, now)} (since ${w.since})`,
+          ]),
+        ],
+        "    ",
+      ),
+    );
+  const inFuture = (at: string) => age(now.toISOString(), new Date(at));
+  if (disruption.windowOpenUntil)
+    lines.push(
+      `  maintenance window open until ${disruption.windowOpenUntil} (${inFuture(disruption.windowOpenUntil)} left)`,
+    );
+  if (disruption.nextWindow)
+    lines.push(`  next maintenance window ${disruption.nextWindow} (in ${inFuture(disruption.nextWindow)})`);
+  if ((disruption.restarting ?? []).length > 0)
+    lines.push(`  restarting pods now: ${(disruption.restarting ?? []).join(", ")}`);
+  return lines;
 }
 
 function phaseColor(phase: string | undefined, colors: Palette): string {
@@ -216,6 +260,9 @@ export function formatStatus(snapshot: StatusSnapshot, opts: StatusViewOptions):
         `  ${colors.yellow("past a point of no return")}: ${point.component} ${point.step} of ${point.version} (${point.reason}); a failure from here on is not rolled back`,
       );
   }
+
+  const disruption = disruptionLines(status.disruption, now, colors);
+  if (disruption.length > 0) lines.push("", colors.bold("Disruption control"), ...disruption);
 
   const pg = status.postgres;
   if (pg?.members && pg.members.length > 0) {
