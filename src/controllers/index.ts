@@ -8,6 +8,7 @@ export {
   CLAIM_REF,
   IMMUTABLE_STATEFULSET_FIELDS,
   STORAGE_CLASS_REF,
+  coveredBy,
   decodeGeneratedSecrets,
   immutableChanges,
   namespaceSecurity,

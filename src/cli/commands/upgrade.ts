@@ -1,11 +1,24 @@
 // `onto upgrade NAME --to VERSION [--force] [--watch]`: sets spec.version (the operator runs the
-// ordered, canaried upgrade) and with --watch shows a progress bar until the platform runs
-// VERSION (exit 0) or the upgrade fails (exit 1, with the failure).
+// ordered, canaried upgrade) and with --watch prints the upgrade's restart plan (the one `onto
+// diff` prints: which workloads restart, why, in what order), then shows a progress bar until the
+// platform runs VERSION (exit 0) or the upgrade fails (exit 1, with the failure).
 import { Command } from "commander";
 import { summaryOf } from "./catalog.js";
-import { CONDITION, PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
+import { CONDITION, INSTANCE_LABEL, PLATFORM_REF, type OntoPlatform } from "../../api/index.js";
 import type { KubeClient } from "../../kube/index.js";
-import { FORCE_ANNOTATION, RETRY_ANNOTATION, pathRefusal, refusedRollback } from "../../controllers/index.js";
+import {
+  FORCE_ANNOTATION,
+  RETRY_ANNOTATION,
+  coveredBy,
+  formatPlan,
+  isWorkload,
+  pathRefusal,
+  refusedRollback,
+  restartPlan,
+  type RestartEntry,
+  type WorkloadObject,
+} from "../../controllers/index.js";
+import { renderForCluster } from "../cluster-render.js";
 import { resolveSpec, enabledComponents } from "../../api/index.js";
 import { KNOWN_VERSIONS } from "../../release/index.js";
 import { clusterCatalog } from "../releases.js";
@@ -133,6 +146,37 @@ export function progressLine(progress: UpgradeProgress, target: string, colors: 
   }`;
 }
 
+/**
+ * The restart plan of an upgrade of `platform` to `to`: the objects the operator renders once the
+ * upgrade completes, against the live workloads (compared as the reconciler compares them: the
+ * fields it sets, the API server's defaults aside).
+ */
+export async function upgradeRestartPlan(
+  client: KubeClient,
+  platform: OntoPlatform,
+  to: string,
+): Promise<RestartEntry[]> {
+  const { name, namespace } = platform.metadata;
+  const { objects } = await renderForCluster(
+    client,
+    { ...platform, spec: { ...platform.spec, version: to } },
+    platform,
+  );
+  const live = new Map<string, WorkloadObject>();
+  for (const kind of ["Deployment", "StatefulSet"]) {
+    const list = await client.list("apps/v1", kind, {
+      namespace,
+      labelSelector: `${INSTANCE_LABEL}=${name}`,
+    });
+    for (const item of list.items) live.set(`${kind}/${item.metadata?.name ?? ""}`, item as WorkloadObject);
+  }
+  return restartPlan({
+    desired: objects.filter((o) => isWorkload(o) || o.kind === "PodDisruptionBudget"),
+    live: (o) => live.get(`${o.kind}/${o.metadata.name}`),
+    same: coveredBy,
+  });
+}
+
 export interface UpgradeRun {
   client: KubeClient;
   namespace: string;
@@ -176,6 +220,9 @@ export async function runUpgrade(run: UpgradeRun): Promise<number> {
         ? `${unsafe.message}: the operator refuses it unless forced (--force)`
         : `${unsafe.message}: the upgrade graph of ${run.to} refuses it, even forced`,
     );
+  // Planned from the platform as it runs, before the version changes.
+  const plan =
+    run.watch && from !== run.to ? await upgradeRestartPlan(run.client, platform, run.to) : undefined;
 
   // A force left from an earlier upgrade would silently force this one too: --force is per upgrade.
   const staleForce = !run.force && platform.metadata.annotations?.[FORCE_UPGRADE_ANNOTATION] !== undefined;
@@ -200,6 +247,13 @@ export async function runUpgrade(run: UpgradeRun): Promise<number> {
     );
   }
   if (!run.watch) return 0;
+  if (plan) {
+    out.write(
+      `${colors.bold(`restart plan of the upgrade to ${run.to}`)} (group by group, each first as a canary):\n`,
+    );
+    const lines = formatPlan(plan);
+    for (const line of lines.length > 0 ? lines : ["no workload restarts"]) out.write(`  ${line}\n`);
+  }
 
   const tty = out.isTTY === true;
   const deadline = run.timeoutMs ? Date.now() + run.timeoutMs : Infinity;

@@ -42,7 +42,7 @@ import { APPROVE_RESTARTS_ANNOTATION, windowState, type WindowState } from "../s
 import { isWorkload, restartReasons } from "../shared/restart-plan.js";
 import { replacingPods } from "../shared/kube-views.js";
 import { FLEET_RECHECK_MS, type FleetAnswer } from "../shared/fleet-limit.js";
-import { firstDifference } from "./drift.js";
+import { coveredBy } from "./drift.js";
 import { objectId } from "./apply.js";
 
 export { APPROVE_RESTARTS_ANNOTATION };
@@ -142,8 +142,6 @@ export function runningCertificate(
 
 const seconds = (ms: number): number => Math.round(ms / 1000);
 
-const subset = (want: unknown, have: unknown): boolean => firstDifference(want, have) === undefined;
-
 /** The live workloads still replacing pods (they count toward the fleet limit). */
 function rolling(desired: readonly RenderedObject[], live: DisruptionInput["live"]): string[] {
   return desired
@@ -178,7 +176,7 @@ export function decideDisruption(input: DisruptionInput): DisruptionDecision {
     if (!isWorkload(obj) || upgrading) continue;
     const current = input.live(obj);
     if (!current) continue;
-    const { reasons } = restartReasons(current as RenderedObject, obj, subset);
+    const { reasons } = restartReasons(current as RenderedObject, obj, coveredBy);
     if (reasons.length === 0) continue;
     const operatorChange = revisionOf(current.metadata?.annotations) < TEMPLATE_REVISION;
     const cause: HoldCause | undefined = operatorChange

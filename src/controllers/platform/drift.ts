@@ -79,6 +79,14 @@ function keyed(list: readonly unknown[], key: string): Map<string, Item> | undef
 }
 
 /**
+ * Whether every field `desired` sets is in `live` with the same value: how a rendered object is
+ * compared with its live one, which also holds the API server's defaults (the restart plan's
+ * comparison for the reconciler and `onto upgrade`).
+ */
+export const coveredBy = (desired: unknown, live: unknown): boolean =>
+  firstDifference(desired, live) === undefined;
+
+/**
  * The first path at which `live` differs from `desired` (a field set in desired with another
  * value, or missing, live), or undefined when every desired field is present and equal. Fields
  * only the live object has (defaults, status, fields of other managers) are ignored, and so are

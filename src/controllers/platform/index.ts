@@ -3,7 +3,7 @@
 // annotation it puts on every object, a tenant namespace's Pod Security labels, and how a
 // StatefulSet's immutable fields and claim growth are judged (for `onto diff`).
 export { PlatformReconciler, type PlatformReconcilerDeps } from "./reconciler.js";
-export { APPLIED_HASH_ANNOTATION, withAppliedHash } from "./drift.js";
+export { APPLIED_HASH_ANNOTATION, coveredBy, withAppliedHash } from "./drift.js";
 export { POD_SECURITY_LABELS, namespaceSecurity, type NamespaceLabels } from "./namespace-security.js";
 export {
   decodeGeneratedSecrets,
