@@ -23,6 +23,7 @@ export {
 } from "./platform/index.js";
 export { FORCE_ANNOTATION, RETRY_ANNOTATION, pathRefusal, refusedRollback } from "./upgrade/index.js";
 export type { PlatformHooks, UpgradeDecision } from "./shared/upgrade-decision.js";
+export { APPROVE_RESTARTS_ANNOTATION } from "./shared/maintenance-windows.js";
 export {
   formatPlan,
   isWorkload,

@@ -1,7 +1,8 @@
 // The `onto` commands a platform engineer runs against a live platform (issue 9), each as a real
 // process (`node bin/onto.js ...` with KUBECONFIG set) against the production sample reconciled
 // by an in-process operator: diff (exit 0 unchanged, 1 with exactly the changed objects and
-// fields, prunes), status (tree, JSON, --until), pause/resume, upgrade --watch, exit codes.
+// fields, prunes), status (tree, JSON, --until), pause/resume, approve-restarts, upgrade --watch
+// (its restart plan, its progress), exit codes.
 import { useOperator } from "../support/operator.js";
 import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -265,6 +266,29 @@ describe("onto pause / resume", () => {
   });
 });
 
+describe("onto approve-restarts", () => {
+  it("shows what waits, sets the annotation, says when it is already set, and --revoke removes it", async () => {
+    const annotation = async () =>
+      (await readPlatform(client, ns, NAME)).metadata.annotations?.["onto.paas/approve-restarts"];
+    const approved = await onto("approve-restarts", NAME, "-n", ns);
+    expect(approved.stderr).toBe("");
+    expect(approved.code).toBe(0);
+    const lines = approved.stdout.split("\n");
+    expect(lines[0]).toBe(`${ns}/${NAME}: what waits`);
+    // Without maintenance windows nothing of this platform waits.
+    expect(lines[1]).toBe("  no pod restart waits now");
+    expect(approved.stdout).toContain(`approved ${ns}/${NAME}: held restarts go ahead now`);
+    expect(await annotation()).toBe("true");
+    const again = await onto("approve-restarts", NAME, "-n", ns);
+    expect(again.stdout).toContain(`${ns}/${NAME}: restarts are already approved`);
+    const revoked = await onto("approve-restarts", NAME, "-n", ns, "--revoke");
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`revoked ${ns}/${NAME}`);
+    expect(await annotation()).toBeUndefined();
+    expect((await onto("approve-restarts", "no-such-platform", "-n", ns)).code).toBe(2);
+  });
+});
+
 describe("onto upgrade", () => {
   it("refuses an unknown version with exit 2 and changes nothing", async () => {
     const run = await onto("upgrade", NAME, "-n", ns, "--to", "9.9.9");
@@ -279,6 +303,12 @@ describe("onto upgrade", () => {
     expect(run.code).toBe(0);
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(`${ns}/${NAME}: spec.version 1.5.0 -> 1.6.0`);
+    // The restart plan, once, before the progress: ontology-service's image changes in 1.6.0.
+    expect(lines[1]).toBe("restart plan of the upgrade to 1.6.0 (group by group, each first as a canary):");
+    expect(lines.filter((l) => l.startsWith("restart plan of the upgrade"))).toHaveLength(1);
+    expect(lines.some((l) => /^ {2}\d+\. Deployment\/ontology-service restarts \(image[,)]/.test(l))).toBe(
+      true,
+    );
     // The orchestrator's plan: the components whose image 1.6.0 changes, one after the other.
     const progress = lines.filter((l) => l.startsWith("upgrading to 1.6.0 "));
     expect(progress.length).toBeGreaterThan(1);

@@ -43,13 +43,14 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "status",
     summary:
-      "Show a platform: planes and components with ready/desired, the upgrade in flight, conditions, recent Events",
+      "Show a platform: planes and components with ready/desired, the upgrade in flight, the pod restarts that wait, conditions, recent Events",
     term: "status [options] <name>",
     load: async () => (await import("./status.js")).statusCommand(),
   },
   {
     name: "upgrade",
-    summary: "Start an upgrade: set spec.version; --watch shows progress until done or failed",
+    summary:
+      "Start an upgrade: set spec.version; --watch prints its restart plan, then progress until done or failed",
     term: "upgrade [options] <name>",
     load: async () => (await import("./upgrade.js")).upgradeCommand(),
   },
@@ -71,6 +72,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "Let the operator reconcile a paused platform again (spec.paused: false)",
     term: "resume [options] <name>",
     load: async () => (await import("./pause.js")).resumeCommand(),
+  },
+  {
+    name: "approve-restarts",
+    summary:
+      "Let a platform's held pod restarts go ahead now, outside a maintenance window (annotation onto.paas/approve-restarts=true); --revoke goes back to windows",
+    term: "approve-restarts [options] <name>",
+    load: async () => (await import("./approve-restarts.js")).approveRestartsCommand(),
   },
   {
     name: "diff",
