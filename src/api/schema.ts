@@ -1448,15 +1448,16 @@ const certificateState = Type.Object({
   renewAt: Type.Optional(dateTime("When the operator renews it (issued certificates).")),
   serial: Type.String({ maxLength: 64, description: "Serial number, hex." }),
   replaced: Type.Optional(
-    Type.Object(
-      {
+    Type.Array(
+      Type.Object({
         serial: Type.String({ maxLength: 64, description: "Serial number, hex." }),
         notAfter: dateTime("When it expires."),
         renewAt: dateTime("When it was due for renewal."),
-      },
+      }),
       {
+        maxItems: 4,
         description:
-          "The certificate this one replaced: pods whose restart waits (a maintenance window, the fleet limit) still run with it, and their restart goes ahead at once when it expires within half its renewal margin (notAfter - renewAt).",
+          "The certificates this one replaced, newest first: pods whose restart waits (a maintenance window, the fleet limit) may still run with one of them, and their restart goes ahead at once when it expires within half its renewal margin (notAfter - renewAt).",
       },
     ),
   ),

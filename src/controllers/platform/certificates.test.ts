@@ -130,7 +130,7 @@ describe("the operator-issued platform certificate", () => {
     expect(Math.abs(readCertificate(cert).notAfter.getTime() - due.getTime() - 90 * HOUR)).toBeLessThan(1000);
   });
 
-  it("names the certificate a renewal replaced, and keeps naming it while the new one is kept", async () => {
+  it("names the certificates renewals replaced, and keeps naming them while the new one is kept", async () => {
     const { spec, desired } = rendered();
     const first = await planCertificates({ platform: PLATFORM, spec, desired, secrets: store([]), now: NOW });
     expect(first.states["onto-tls"]?.replaced).toBeUndefined();
@@ -145,7 +145,7 @@ describe("the operator-issued platform certificate", () => {
       now: due,
       previous: first.states,
     });
-    const replaced = { serial: old.serial, notAfter: old.notAfter, renewAt: old.renewAt };
+    const replaced = [{ serial: old.serial, notAfter: old.notAfter, renewAt: old.renewAt }];
     expect(renewed.states["onto-tls"]?.replaced).toEqual(replaced);
     // The next reconcile finds the new certificate in the Secret: the status carries the old one.
     const kept = await planCertificates({
@@ -158,6 +158,21 @@ describe("the operator-issued platform certificate", () => {
     });
     expect(kept.serial).toBe(renewed.serial);
     expect(kept.states["onto-tls"]?.replaced).toEqual(replaced);
+    // Renewed again before the pods moved: both are named, newest first.
+    const second = renewed.states["onto-tls"];
+    if (!second?.renewAt) throw new Error("no renewAt");
+    const again = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store(renewed.objects),
+      now: new Date(Date.parse(second.renewAt) + 1000),
+      previous: kept.states,
+    });
+    expect(again.states["onto-tls"]?.replaced).toEqual([
+      { serial: second.serial, notAfter: second.notAfter, renewAt: second.renewAt },
+      ...replaced,
+    ]);
   });
 
   it("issues again when a name is added (an ingress host) and when the CA is gone", async () => {

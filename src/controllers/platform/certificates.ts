@@ -44,6 +44,8 @@ export const TLS_RELOADING_COMPONENTS: ReadonlySet<string> = new Set<string>(["m
 /** The CA lives long: renewing it means every client must trust a new root. */
 const CA_LIFETIME_MS = 10 * 365 * 24 * 3600_000;
 const FIELD = "spec.global.tlsSecretName";
+/** How many replaced certificates status.certificates keeps (the schema's maxItems). */
+const MAX_REPLACED = 4;
 
 /** How the certificate step issues key material (tests pass a clock; the CA's life is fixed). */
 export interface Issuer {
@@ -237,26 +239,35 @@ export async function planCertificates(input: {
     }),
   );
   const due = renewAt(leaf.facts, fraction);
-  // The certificate this one replaced: pods whose restart waits still run with it (disruption.ts
-  // lets their restart go before it expires). Taken from the Secret when renewing, then carried
-  // in the status: the Secret holds only the new one.
+  // The certificates this one replaced (newest first, a few): pods whose restart waits still run
+  // with one of them (disruption.ts lets their restart go before it expires). The Secret holds
+  // only the new one, so the status carries them from the renewal on.
   const before = input.previous?.[name];
-  const replaced =
+  const earlier = before?.replaced ?? [];
+  const replaced = (
     stored && stored.facts.serial !== leaf.facts.serial
-      ? {
-          serial: stored.facts.serial,
-          notAfter: stored.facts.notAfter.toISOString(),
-          renewAt: renewAt(stored.facts, fraction).toISOString(),
-        }
+      ? [
+          {
+            serial: stored.facts.serial,
+            notAfter: stored.facts.notAfter.toISOString(),
+            renewAt: renewAt(stored.facts, fraction).toISOString(),
+          },
+          ...earlier,
+        ]
       : before?.serial === leaf.facts.serial
-        ? before.replaced
-        : undefined;
+        ? earlier
+        : []
+  )
+    .filter(
+      (r, i, all) => r.serial !== leaf.facts.serial && all.findIndex((o) => o.serial === r.serial) === i,
+    )
+    .slice(0, MAX_REPLACED);
   plan.states[name] = {
     issuer: "operator",
     notAfter: leaf.facts.notAfter.toISOString(),
     renewAt: due.toISOString(),
     serial: leaf.facts.serial,
-    ...(replaced ? { replaced } : {}),
+    ...(replaced.length > 0 ? { replaced } : {}),
   };
   plan.states[caName] = {
     issuer: "operator",

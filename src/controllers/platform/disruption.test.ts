@@ -302,7 +302,7 @@ describe("replacingPods", () => {
 });
 
 const HOUR = 3600_000;
-/** status.certificates after a renewal: 0b replaced 0a (a 90 h certificate renewed at 60 h). */
+/** status.certificates after renewals: 0b replaced 0a (a 90 h certificate renewed at 60 h), and 09 before it. */
 function renewed(oldExpiresInMs: number): Record<string, CertificateState> {
   const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
   return {
@@ -311,7 +311,10 @@ function renewed(oldExpiresInMs: number): Record<string, CertificateState> {
       serial: "0b",
       notAfter: at(oldExpiresInMs + 60 * HOUR),
       renewAt: at(oldExpiresInMs + 30 * HOUR),
-      replaced: { serial: "0a", notAfter: at(oldExpiresInMs), renewAt: at(oldExpiresInMs - 30 * HOUR) },
+      replaced: [
+        { serial: "0a", notAfter: at(oldExpiresInMs), renewAt: at(oldExpiresInMs - 30 * HOUR) },
+        { serial: "09", notAfter: at(oldExpiresInMs - 1), renewAt: at(oldExpiresInMs - 30 * HOUR) },
+      ],
     },
   };
 }
@@ -366,7 +369,7 @@ describe("a certificate about to expire", () => {
 
   it("is not judged when the running serial is unknown to the status: the restart waits", () => {
     const d = decide({
-      live: withSerial(renderGolden(production()), "09"),
+      live: withSerial(renderGolden(production()), "08"),
       serial: "0b",
       windows: CLOSED,
       certificates: renewed(1 * HOUR),

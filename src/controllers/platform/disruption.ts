@@ -14,11 +14,11 @@
 // - the restart onto a renewed certificate when the certificate the running pods use expires
 //   within half its renewal margin (notAfter - renewAt). Which one they use is the serial on the
 //   live pod template (render's TLS_REVISION_ANNOTATION); its expiry is in status.certificates,
-//   as the current certificate or the one it replaced (certificates.ts keeps the replaced one,
-//   since the Secret holds only the new). A serial found in neither is not judged: the
-//   restart waits as any other. An upgrade
-// in flight is not held here: it waited for its window and the fleet limit before it started
-// (upgrade/orchestrator.ts), and it holds its fleet slot until it ends.
+//   as the current certificate or one it replaced (certificates.ts keeps the last few, since the
+//   Secret holds only the new one). A serial found in neither is not judged: the restart waits
+//   as any other.
+// An upgrade in flight is not held here: it waited for its window and the fleet limit before it
+// started (upgrade/orchestrator.ts), and it holds its fleet slot until it ends.
 // Pure: the reconciler passes the caches, the runtime clock and the fleet limit's answer, and
 // applies what is not held.
 import {
@@ -127,8 +127,7 @@ export function runningCertificate(
   const serial = (live as TemplatedView).spec?.template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION];
   if (!serial) return undefined;
   for (const [secret, state] of Object.entries(certificates)) {
-    const known =
-      state.serial === serial ? state : state.replaced?.serial === serial ? state.replaced : undefined;
+    const known = state.serial === serial ? state : state.replaced?.find((r) => r.serial === serial);
     if (known?.renewAt)
       return {
         secret,
