@@ -26,13 +26,14 @@ const CLUSTER_ALONE = [
 /**
  * Cluster files that spend most of their time waiting (a node's grace period and eviction, upgrade
  * soaks under SIGKILLs, a foreign manager's write windows, two platforms rolling one after the
- * other), so they can run beside the busy suites without slowing them: `npm test` gives them a run
+ * other, a short-lived certificate's renewals), so they can run beside the busy suites without slowing them: `npm test` gives them a run
  * of their own, beside the others.
  */
 const CLUSTER_WAITS = [
   "test/cluster/healing-node-loss.test.ts",
   "test/cluster/chaos-short.test.ts",
   "test/cluster/fleet-limit.test.ts",
+  "test/cluster/disruption-emergency.test.ts",
 ];
 
 /** A project of files on the shared test cluster's KWOK nodes, one file at a time. */
