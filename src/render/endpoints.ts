@@ -13,6 +13,13 @@ export const POSTGRES = {
   slotPrefix: "standby_",
   /** Databases the first start creates besides `database`. */
   extraDatabases: ["nessie"],
+  /**
+   * The server settings the spec decides that a member takes on without a restart: they come
+   * from a file of the ConfigMap (not the command line, not the pod template's checksum), and the
+   * operator reloads a member whose file holds a value it does not run yet (pg_reload_conf()).
+   * Each must have context sighup in pg_settings.
+   */
+  reloadableSettings: ["max_slot_wal_keep_size"],
 } as const;
 
 export const REDIS = {

@@ -323,7 +323,10 @@ describe("the seed's production platform", () => {
     expect(scripts["entrypoint.sh"]).not.toContain("synchronous_standby_names");
     // Behaviour of the scripts is proven with the real server (test/programs/postgres.test.ts).
     expect(scripts["entrypoint.sh"]).not.toContain("docker-entrypoint");
-    expect(scripts["entrypoint.sh"]).toContain("max_slot_wal_keep_size=25600MB"); // a quarter of 100Gi
+    // A quarter of 100Gi, in the file postgresql.conf includes (reloaded, not a server flag).
+    expect(scripts["reloadable.conf"]).toContain("max_slot_wal_keep_size = '25600MB'");
+    expect(scripts["entrypoint.sh"]).not.toContain("max_slot_wal_keep_size=");
+    expect(scripts["entrypoint.sh"]).toContain('"/opt/onto/reloadable.conf" >> "$conf"');
     expect(scripts["ready.sh"]).toContain("pg_stat_wal_receiver");
     const claims = spec(get(objects, "StatefulSet", "postgres")).volumeClaimTemplates as { spec: unknown }[];
     expect(claims).toHaveLength(1);
@@ -331,6 +334,36 @@ describe("the seed's production platform", () => {
       storageClassName: "fast-ssd",
       resources: { requests: { storage: "100Gi" } },
     });
+  });
+
+  it("keeps Postgres's size-derived settings out of its pod template: a larger volume changes only the reloaded file", () => {
+    const grown = render(PRODUCTION, (spec) => {
+      spec.infrastructure = {
+        ...spec.infrastructure,
+        postgres: { ...spec.infrastructure?.postgres, storage: "200Gi" },
+      };
+    });
+    const scriptsOf = (all: RenderedObject[]) =>
+      get(all, "ConfigMap", "postgres-config").data as Record<string, string>;
+    expect(scriptsOf(grown)["reloadable.conf"]).toContain("max_slot_wal_keep_size = '51200MB'");
+    const { ["reloadable.conf"]: _before, ...restBefore } = scriptsOf(objects);
+    const { ["reloadable.conf"]: _after, ...restAfter } = scriptsOf(grown);
+    expect(restAfter).toEqual(restBefore);
+    // The pod template, config checksum included, is the same: no pod restarts.
+    expect(template(get(grown, "StatefulSet", "postgres"))).toEqual(
+      template(get(objects, "StatefulSet", "postgres")),
+    );
+    // Any other file of the ConfigMap still feeds the checksum.
+    const synchronous = render(PRODUCTION, (spec) => {
+      spec.infrastructure = {
+        ...spec.infrastructure,
+        postgres: { ...spec.infrastructure?.postgres, synchronous: true },
+      };
+    });
+    const checksum = (all: RenderedObject[]) =>
+      template(get(all, "StatefulSet", "postgres")).metadata?.annotations?.["onto.paas/config-checksum"];
+    expect(checksum(synchronous)).toBeDefined();
+    expect(checksum(synchronous)).not.toBe(checksum(objects));
   });
 
   it("runs Redis with a Sentinel beside each of its three servers", () => {

@@ -116,6 +116,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a starting Redis pod follows, of the primaries its peers' Sentinels and its saved state name, the newest whose server answers as primary, so a Sentinel never starts on a replica under an epoch its peers hold (which sent clients to a replica for good)",
   },
+  {
+    revision: 15,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "Postgres reads max_slot_wal_keep_size (a quarter of its volume) from a file of its ConfigMap that postgresql.conf includes and the operator reloads (pg_reload_conf()), no longer a server flag, so growing its volume restarts no Postgres pod",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

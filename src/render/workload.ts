@@ -1,7 +1,8 @@
 // The one workload builder every component goes through: Deployment or StatefulSet with its
-// Service(s), ServiceAccount, ConfigMap (checksum on the pod template), HPA, PDB, anti-affinity,
-// zone spread, restricted pod security and the node pool. Families describe what differs
-// (containers, ports, storage); everything a production cluster expects of every pod lives here once.
+// Service(s), ServiceAccount, ConfigMap (its checksum on the pod template, but for files the program
+// reloads while it runs), HPA, PDB, anti-affinity, zone spread, restricted pod security and the node
+// pool. Families describe what differs (containers, ports, storage); everything a production
+// cluster expects of every pod lives here once.
 import { VERSION_LABEL } from "../api/index.js";
 import { checksumOf } from "./checksum.js";
 import {
@@ -82,6 +83,12 @@ export interface WorkloadInput {
   publishNotReadyAddresses?: boolean;
   /** ConfigMap `<name>-config`; its checksum goes on the pod template. */
   config?: Record<string, string>;
+  /**
+   * More keys of the same ConfigMap, left out of the checksum: files the program reads again
+   * while it runs (the kubelet updates a ConfigMap volume mounted without subPath in place), so a
+   * change of them alone restarts no pod. The component must apply them itself (or be told to).
+   */
+  reloadableConfig?: Record<string, string>;
   /** StatefulSet only: one PersistentVolumeClaim template per entry. */
   volumeClaims?: { name: string; storage: string }[];
   /** StatefulSet only: whether its volumes go when it is deleted (spec.retentionPolicy); default Retain. */
@@ -433,12 +440,12 @@ export function buildWorkload(input: WorkloadInput, placement: PodPlacement): Co
       automountServiceAccountToken: false,
     },
   ];
-  if (input.config) {
+  if (input.config || input.reloadableConfig) {
     objects.push({
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: objectMeta(owner, configMapName(owner.component)),
-      data: input.config,
+      data: { ...input.config, ...input.reloadableConfig },
     });
   }
   objects.push(...services(input), workloadObject(input, placement));

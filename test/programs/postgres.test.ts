@@ -2,14 +2,16 @@
 // address per pod): the scripts need only the binaries and the env the pod sets, and they survive
 // what a kubelet and a real cluster do to them (fsGroup passes, standbys down for a while, clones
 // killed half-way). The real-node suite proves the same in pods.
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSpec } from "../../src/api/index.js";
+import { reloadsDue } from "../../src/controllers/postgres-ha/reloads.js";
+import { PgMemberSql } from "../../src/controllers/postgres-ha/sql.js";
 import { releaseFor } from "../../src/release/index.js";
-import { renderPlatform, type RenderedObject } from "../../src/render/index.js";
-import { PodProcess, systemUser, until } from "./pod-process.js";
+import { POSTGRES, renderPlatform, type RenderedObject } from "../../src/render/index.js";
+import { PodProcess, find, secretValue, systemUser, until } from "./pod-process.js";
 
 const NS = "onto-programs";
 const BIN = "/usr/lib/postgresql/15/bin";
@@ -18,8 +20,11 @@ let root = "";
 let objects: RenderedObject[] = [];
 const members: PodProcess[] = [];
 
-function renderObjects(): RenderedObject[] {
-  const spec = resolveSpec({ version: "1.5.0", infrastructure: { postgres: { replicas: 3 } } });
+function renderObjects(storage?: string): RenderedObject[] {
+  const spec = resolveSpec({
+    version: "1.5.0",
+    infrastructure: { postgres: { replicas: 3, ...(storage ? { storage } : {}) } },
+  });
   return renderPlatform({
     platform: { name: "onto-programs", namespace: NS, uid: "00000000-0000-0000-0000-000000000001" },
     spec,
@@ -257,5 +262,72 @@ describe("Postgres rendered for a pod, run with the real server", () => {
         30_000,
         members,
       );
+  });
+
+  it("takes a larger volume's max_slot_wal_keep_size from the rewritten file when the operator reloads it, without a restart", async () => {
+    const show = (o: number): string => sql(m(o), ip(o), "SHOW max_slot_wal_keep_size");
+    const startedAt = (o: number): string => sql(m(o), ip(o), "SELECT pg_postmaster_start_time()");
+    // Reloadable: a server re-reads it on SIGHUP (pg_reload_conf()), no restart needed.
+    expect(sql(m(1), ip(1), "SELECT context FROM pg_settings WHERE name = 'max_slot_wal_keep_size'")).toBe(
+      "sighup",
+    );
+    const before = [0, 1, 2].map((o) => ({ value: show(o), started: startedAt(o) }));
+    expect(before.map((b) => b.value)).toEqual(["5GB", "5GB", "5GB"]); // a quarter of 20Gi
+
+    // The spec's storage doubled: the kubelet swaps the mounted ConfigMap file for the new one.
+    const grown = (
+      find(renderObjects("40Gi"), "ConfigMap", "postgres-config") as { data?: Record<string, string> }
+    ).data?.["reloadable.conf"];
+    expect(grown).toContain("max_slot_wal_keep_size = '10240MB'");
+    for (const p of members) {
+      const file = join(p.volume("scripts"), "reloadable.conf");
+      writeFileSync(`${file}.new`, grown ?? "");
+      renameSync(`${file}.new`, file);
+    }
+    // The file alone changes nothing while the server runs.
+    expect([0, 1, 2].map(show)).toEqual(["5GB", "5GB", "5GB"]);
+
+    // What the operator does, with its own module: observe every member, decide, reload.
+    const password = secretValue(objects, POSTGRES.secret, POSTGRES.passwordKey);
+    const memberSql = new PgMemberSql(() => ({ user: POSTGRES.user, password }));
+    const views = await Promise.all(
+      [0, 1, 2].map(async (o) => ({
+        name: `postgres-${o}`,
+        pod: "present" as const,
+        nodeReady: true,
+        sql: await memberSql.observe(ip(o)),
+      })),
+    );
+    for (const v of views)
+      expect(v.sql?.fileSettings).toEqual([
+        expect.objectContaining({
+          name: "max_slot_wal_keep_size",
+          file: "10240MB",
+          running: "5120",
+          unit: "MB",
+        }),
+      ]);
+    const due = reloadsDue({ members: views, lastReloadAt: new Map(), now: new Date(), intervalMs: 60_000 });
+    console.log(`[programs] reloads due: ${JSON.stringify(due)}`);
+    expect(due.map((r) => r.member)).toEqual(["postgres-0", "postgres-1", "postgres-2"]);
+    for (const r of due) await memberSql.reload(ip(Number(r.member.slice(-1))));
+
+    for (const o of [0, 1, 2])
+      await until(`postgres-${o} runs the new value`, () => show(o) === "10GB", 10_000, members);
+    const after = [0, 1, 2].map((o) => ({ value: show(o), started: startedAt(o) }));
+    console.log(`[programs] before ${JSON.stringify(before)}; after ${JSON.stringify(after)}`);
+    expect(after.map((a) => a.started)).toEqual(before.map((b) => b.started));
+    // Once taken, nothing is due any more.
+    const again = await Promise.all(
+      [0, 1, 2].map(async (o) => ({
+        name: `postgres-${o}`,
+        pod: "present" as const,
+        nodeReady: true,
+        sql: await memberSql.observe(ip(o)),
+      })),
+    );
+    expect(
+      reloadsDue({ members: again, lastReloadAt: new Map(), now: new Date(), intervalMs: 60_000 }),
+    ).toEqual([]);
   });
 });

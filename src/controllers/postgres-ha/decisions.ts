@@ -23,6 +23,23 @@ export interface SqlView {
   streaming: boolean;
   /** The WAL timeline the member writes (primary) or replays (standby). */
   timeline: number;
+  /** Each reloadable setting its configuration files give (absent: not read). See reloads.ts. */
+  fileSettings?: FileSetting[] | undefined;
+}
+
+/** One setting of POSTGRES.reloadableSettings on one member: its files' value and the value it runs. */
+export interface FileSetting {
+  name: string;
+  /** pg_file_settings.setting of the entry that applies (the files as they are now, e.g. "5120MB"). */
+  file: string;
+  /** pg_settings.setting: the value the server runs, in `unit`. */
+  running: string;
+  /** pg_settings.unit ("MB", "8kB", "s"); absent for a setting without one. */
+  unit?: string | undefined;
+  /** pg_settings.source: "command line" when a server flag sets it (a flag outranks every file). */
+  source: string;
+  /** current_setting(): the running value as Postgres shows it, for messages. */
+  shown: string;
 }
 
 export interface MemberView {

@@ -8,7 +8,9 @@
 //   demotion     delete a pod that answers as a primary but is not the primary: it starts again,
 //                finds the primary and rejoins as its standby (pg_rewind or a fresh clone);
 //   slots        a replication slot for every other member on the primary, so standbys stream
-//                through a slot after a failover too.
+//                through a slot after a failover too;
+//   reload       pg_reload_conf() on a member whose configuration files give a reloadable setting
+//                (POSTGRES.reloadableSettings) a value it does not run (reloads.ts).
 // Level-triggered: a restart in the middle finds targetPrimary in status and completes or forgets it.
 // Each pass decides from status.postgres as last written (shared/status-writer.ts): the informer's
 // copy once it shows this controller's last write, until then the status that write returned.
@@ -32,6 +34,7 @@ import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
 import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
+import { RELOAD_INTERVAL_MS, reloadsDue, type Reload } from "./reloads.js";
 import { slotOf, type MemberSql } from "./sql.js";
 import { StatusWriter } from "../shared/status-writer.js";
 
@@ -66,6 +69,8 @@ interface Observed {
 export class PostgresHa {
   private readonly now: () => Date;
   private readonly status = new StatusWriter();
+  /** When each member was last reloaded, by platform uid and member name (the rate limit). */
+  private readonly reloaded = new Map<string, Map<string, Date>>();
 
   constructor(private readonly deps: PostgresHaDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -128,6 +133,7 @@ export class PostgresHa {
       await this.applyLabels(ctx, observed, decision);
       for (const name of decision.demote) await this.demote(ctx, ns, name, "a second primary");
       await this.keepSlots(sql, observed, state);
+      await this.reloadChanged(ctx, sql, observed, cached.metadata.uid, now);
     }
     await this.writeState(client, platform, state);
     for (const m of state.members ?? [])
@@ -213,6 +219,34 @@ export class PostgresHa {
       .catch((err: unknown) =>
         this.deps.logger.warn({ error: String(err) }, "could not create replication slots on the primary"),
       );
+  }
+
+  /** pg_reload_conf() on each member whose files give a reloadable setting a value it does not run. */
+  private async reloadChanged(
+    ctx: ActionContext,
+    sql: MemberSql,
+    observed: Observed,
+    uid: string,
+    now: Date,
+  ): Promise<void> {
+    const last = this.reloaded.get(uid) ?? new Map<string, Date>();
+    this.reloaded.set(uid, last);
+    const due = reloadsDue({
+      members: observed.members,
+      lastReloadAt: last,
+      now,
+      intervalMs: RELOAD_INTERVAL_MS,
+    });
+    for (const reload of due) {
+      const ip = observed.pods.get(reload.member)?.status?.podIP;
+      if (!ip) continue;
+      // Counted whether it works or not: a member that fails is tried again an interval later.
+      last.set(reload.member, now);
+      await act(
+        ctx,
+        reloadAction(ctx, reload, () => sql.reload(ip)),
+      );
+    }
   }
 
   /** A promotion, step by step; resolves to the status to write. */
@@ -392,6 +426,26 @@ function labelAction(ctx: ActionContext, name: string, role: string): ClusterAct
     label: `label ${name} ${role}`,
     run: async (client) => {
       await client.mergePatch(podRef(ns, name), { metadata: { labels: { [POSTGRES_ROLE_LABEL]: role } } });
+      return true;
+    },
+  };
+}
+
+function reloadAction(ctx: ActionContext, reload: Reload, run: () => Promise<void>): ClusterAction {
+  const ns = ctx.platform.metadata?.namespace ?? "";
+  const changes = reload.settings.map((s) => `${s.name} ${s.running} -> ${s.file}`).join(", ");
+  return {
+    verb: "reload",
+    target: podRef(ns, reload.member),
+    reason: "PostgresConfigReloaded",
+    message: `Postgres ${reload.member} reloaded its configuration (no restart): ${changes}`,
+    failure: {
+      reason: "PostgresConfigReloadFailed",
+      message: `Postgres ${reload.member}: reloading its configuration failed (${changes})`,
+    },
+    label: `reload ${reload.member}`,
+    run: async () => {
+      await run();
       return true;
     },
   };

@@ -1,11 +1,12 @@
 // What the operator asks of Postgres members, over SQL with the platform's generated superuser
 // credentials (pg, one short connection per question): what a member is and how far its WAL goes,
-// promote a standby (pg_promote), make a primary stop taking writes before a switchover, and keep
-// a replication slot for every member on the primary. No pods/exec: the operator reaches the pods'
-// addresses like any client of the database.
+// promote a standby (pg_promote), make a primary stop taking writes before a switchover, keep a
+// replication slot for every member on the primary, and make a member read its configuration files
+// again (pg_reload_conf). No pods/exec: the operator reaches the pods' addresses like any client of
+// the database.
 import pg from "pg";
 import { POSTGRES } from "../../render/index.js";
-import { parseLsn, type SqlView } from "./decisions.js";
+import { parseLsn, type FileSetting, type SqlView } from "./decisions.js";
 
 export interface Credentials {
   user: string;
@@ -21,6 +22,8 @@ export interface MemberSql {
   resumeWrites(host: string): Promise<void>;
   /** Creates the physical replication slots missing on the primary; resolves to those made. */
   ensureSlots(host: string, slots: readonly string[]): Promise<string[]>;
+  /** Makes the member read its configuration files again (pg_reload_conf()). */
+  reload(host: string): Promise<void>;
 }
 
 const CONNECT_TIMEOUT_MS = 1_500;
@@ -35,6 +38,15 @@ SELECT pg_is_in_recovery() AS in_recovery,
   EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming') AS streaming,
   CASE WHEN pg_is_in_recovery() THEN (SELECT timeline_id FROM pg_control_checkpoint())
     ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline`;
+
+// What the configuration files give for each reloadable setting, as they are now (pg_file_settings
+// parses them at each query; superuser only), and what the server runs. An entry that does not
+// apply (a later one of the same name wins, or its value is invalid) is left out.
+const FILE_SETTINGS = `
+SELECT f.name, f.setting AS file, s.setting AS running, s.unit, s.source, current_setting(f.name) AS shown
+  FROM pg_file_settings f JOIN pg_settings s ON s.name = f.name
+ WHERE f.applied AND f.error IS NULL AND f.name = ANY($1::text[])
+ ORDER BY f.seqno`;
 
 const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS timeline`;
 
@@ -88,6 +100,7 @@ export class PgMemberSql implements MemberSql {
           replayLsn: parseLsn(row.replay),
           streaming: row.streaming,
           timeline: Number(row.timeline),
+          fileSettings: await fileSettings(c),
         };
       });
     } catch {
@@ -140,6 +153,13 @@ export class PgMemberSql implements MemberSql {
     });
   }
 
+  async reload(host: string): Promise<void> {
+    await this.with(host, async (c) => {
+      const row = (await c.query("SELECT pg_reload_conf() AS sent")).rows[0] as { sent: boolean } | undefined;
+      if (!row?.sent) throw new Error("pg_reload_conf() could not signal the server");
+    });
+  }
+
   async ensureSlots(host: string, slots: readonly string[]): Promise<string[]> {
     if (slots.length === 0) return [];
     return this.with(host, async (c) => {
@@ -151,6 +171,35 @@ export class PgMemberSql implements MemberSql {
       );
       return (result.rows as { name: string }[]).map((r) => r.name);
     });
+  }
+}
+
+/**
+ * The reloadable settings' file and running values; undefined when they cannot be read, which is
+ * no reason to think the member is not answering.
+ */
+async function fileSettings(c: pg.Client): Promise<FileSetting[] | undefined> {
+  try {
+    const rows = (await c.query(FILE_SETTINGS, [POSTGRES.reloadableSettings])).rows as {
+      name: string;
+      file: string;
+      running: string;
+      unit: string | null;
+      source: string;
+      shown: string;
+    }[];
+    // One entry applies per name; were there more, the last read wins, as it does for Postgres.
+    const byName = new Map(rows.map((r) => [r.name, r]));
+    return [...byName.values()].map((r) => ({
+      name: r.name,
+      file: r.file,
+      running: r.running,
+      ...(r.unit ? { unit: r.unit } : {}),
+      source: r.source,
+      shown: r.shown,
+    }));
+  } catch {
+    return undefined;
   }
 }
 

@@ -8,7 +8,7 @@ import type { KubeObject } from "../../kube/index.js";
 import { sharedCounter, type EventRecorder } from "../../runtime/index.js";
 
 export type ActionVerb =
-  "create" | "update" | "delete" | "force-delete" | "patch" | "status" | "promote" | "fence";
+  "create" | "update" | "delete" | "force-delete" | "patch" | "status" | "promote" | "fence" | "reload";
 
 export interface ActionRecord {
   /** The OntoPlatform the action is for; the Event is attached to it. */

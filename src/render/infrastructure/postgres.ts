@@ -30,6 +30,8 @@ const DATA_DIR = "/var/lib/postgresql/data";
 const PGDATA = `${DATA_DIR}/pgdata`; // a subdirectory: the volume root may hold lost+found
 const SOCKET_DIR = "/var/run/postgresql";
 const SCRIPTS_DIR = "/opt/onto";
+/** The ConfigMap key (a file of the scripts volume) holding the reloadable settings. */
+const RELOADABLE_FILE = "reloadable.conf";
 const POSTGRES_UID = 999; // the postgres user of the official image (and of ours)
 /** How long a standby's attempt to reach the primary may take (libpq connect_timeout; tcp_user_timeout twice that). */
 const CONNECT_TIMEOUT_SECONDS = 5;
@@ -46,9 +48,27 @@ export function slotWalLimit(storage: string): string {
   return `${Math.max(1024, quarterMiB)}MB`;
 }
 
+type ReloadableSetting = (typeof POSTGRES.reloadableSettings)[number];
+
+/**
+ * The settings of POSTGRES.reloadableSettings, from the spec: the file every member's
+ * postgresql.conf includes. A change of it restarts no pod (it is not in the pod template's
+ * checksum); the kubelet updates the mounted file and the operator reloads each member.
+ */
+function reloadableConf(storage: string): string {
+  const values: Record<ReloadableSetting, string> = { max_slot_wal_keep_size: slotWalLimit(storage) };
+  const lines = POSTGRES.reloadableSettings.map((name) => `${name} = '${values[name]}'`);
+  return [
+    "# Settings the operator changes without restarting Postgres: when a member runs a value other",
+    "# than this file's, the operator calls pg_reload_conf() on it.",
+    ...lines,
+    "",
+  ].join("\n");
+}
+
 // Server settings, passed as -c flags (a bash array) so they hold whatever postgresql.conf the
-// data directory has.
-function serverFlags(slotLimit: string, synchronous: boolean): string {
+// data directory has. The reloadable ones are not among them: a flag outranks the file.
+function serverFlags(synchronous: boolean): string {
   return [
     "listen_addresses=*",
     `unix_socket_directories=${SOCKET_DIR}`,
@@ -56,7 +76,6 @@ function serverFlags(slotLimit: string, synchronous: boolean): string {
     "max_wal_senders=10",
     "max_replication_slots=10",
     "wal_keep_size=1GB",
-    `max_slot_wal_keep_size=${slotLimit}`,
     "hot_standby=on",
     "password_encryption=scram-sha-256",
     // pg_rewind needs it: a former primary rejoins by rewinding instead of a whole new clone.
@@ -75,7 +94,7 @@ interface Hosts {
   headless: string;
 }
 
-function entrypoint(hosts: Hosts, slotLimit: string, synchronous: boolean): string {
+function entrypoint(hosts: Hosts, synchronous: boolean): string {
   const databases = [POSTGRES.database, ...POSTGRES.extraDatabases]
     .map((db) => `CREATE DATABASE ${db} OWNER ${POSTGRES.user};`)
     .join("\n");
@@ -92,7 +111,7 @@ function entrypoint(hosts: Hosts, slotLimit: string, synchronous: boolean): stri
 set -euo pipefail
 ordinal="\${HOSTNAME##*-}"
 root="$(dirname "$PGDATA")"
-flags=(${serverFlags(slotLimit, synchronous)})
+flags=(${serverFlags(synchronous)})
 slot="${POSTGRES.slotPrefix}\${ordinal}"
 export PGPASSWORD="$REPLICATION_PASSWORD"
 
@@ -176,6 +195,16 @@ slot_status() {
   psql -h "$1" -p ${POSTGRES.port} -U replicator -d postgres -tAc "SELECT wal_status FROM pg_replication_slots WHERE slot_name = '$slot'"
 }
 
+# The reloadable settings come from the ConfigMap's file (mounted without subPath, so the kubelet
+# keeps it current while the server runs): postgresql.conf ends by including it. A data directory
+# cloned from another member brings that member's line; the line is written again each start.
+serve() {
+  local conf="$PGDATA/postgresql.conf"
+  sed -i '/^include_if_exists .*${RELOADABLE_FILE.replace(".", "[.]")}.$/d' "$conf"
+  printf "include_if_exists '%s'\\n" "${SCRIPTS_DIR}/${RELOADABLE_FILE}" >> "$conf"
+  exec postgres -D "$PGDATA" "\${flags[@]}" "$@"
+}
+
 # Cloned beside PGDATA and renamed into place when complete: a clone killed half-way leaves only
 # the scratch directory, removed on the next start.
 clone_from() {
@@ -195,7 +224,7 @@ clone_from() {
 # tcp_user_timeout ends such an attempt in seconds. libpq reads the password from PGPASSWORD.
 start_standby() {
   touch "$PGDATA/standby.signal"
-  exec postgres -D "$PGDATA" "\${flags[@]}" -c primary_slot_name="$slot" \\
+  serve -c primary_slot_name="$slot" \\
     -c primary_conninfo="host=${hosts.primaryService} port=${POSTGRES.port} user=replicator application_name=$slot connect_timeout=${CONNECT_TIMEOUT_SECONDS} tcp_user_timeout=${CONNECT_TIMEOUT_SECONDS * 2000}"
 }
 
@@ -216,7 +245,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   until primary="$(find_primary)"; do
     if [ "$ordinal" = "0" ] && ! any_peer_answers; then
       init_primary
-      exec postgres -D "$PGDATA" "\${flags[@]}"
+      serve
     fi
     echo "waiting for a primary to clone from"
     sleep 2
@@ -267,7 +296,7 @@ if [ -n "$primary" ]; then
   rewind_onto "$primary"
   follow "$primary"
 fi
-exec postgres -D "$PGDATA" "\${flags[@]}"
+serve
 `;
 }
 
@@ -292,9 +321,10 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
   const storage = settings.storage ?? "20Gi";
   const synchronous = ctx.spec.infrastructure.postgres.synchronous;
   const config = {
-    "entrypoint.sh": entrypoint(hosts, slotWalLimit(storage), synchronous),
+    "entrypoint.sh": entrypoint(hosts, synchronous),
     "ready.sh": READY_SCRIPT,
   };
+  const reloadableConfig = { [RELOADABLE_FILE]: reloadableConf(storage) };
   const secret = componentSecret(ctx, name, POSTGRES.secret, [
     { key: POSTGRES.passwordKey, length: 32 },
     { key: POSTGRES.replicationPasswordKey, length: 32 },
@@ -319,6 +349,7 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
       // never started after it.
       podManagementPolicy: "Parallel",
       config,
+      reloadableConfig,
       volumeClaims: [{ name: "data", storage }],
       volumeRetention: ctx.spec.retentionPolicy.persistentVolumeClaims,
       pod: (image) => ({
