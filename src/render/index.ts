@@ -62,6 +62,7 @@ export type { PlatformRef } from "./meta.js";
 export {
   CONFIG_CHECKSUM_ANNOTATION,
   HEADLESS_LABEL,
+  PARTITION_ANNOTATION,
   TRACK_LABEL,
   commonLabels,
   ownerReference,

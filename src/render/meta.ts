@@ -18,6 +18,12 @@ export const TRACK_LABEL = "onto.paas/track";
 export const HEADLESS_LABEL = "onto.paas/headless";
 /** Pod-template annotation holding the checksum of the component's ConfigMap. */
 export const CONFIG_CHECKSUM_ANNOTATION = "onto.paas/config-checksum";
+/**
+ * On a StatefulSet the operator updates itself (updateStrategy OnDelete, which has no partition
+ * field): pods with an ordinal below it keep their revision, as below a RollingUpdate partition.
+ * An upgrade's canary step sets it to replicas - 1.
+ */
+export const PARTITION_ANNOTATION = "onto.paas/partition";
 
 export interface PlatformRef {
   name: string;

@@ -9,6 +9,7 @@ import {
   CONFIG_CHECKSUM_ANNOTATION,
   GENERATED_SECRET_LABEL,
   MANAGED_KINDS,
+  PARTITION_ANNOTATION,
   renderPlatform,
   type Capabilities,
   type RenderInput,
@@ -768,6 +769,35 @@ describe("inputs from the cluster and the controllers", () => {
     // Outside an upgrade the partition is explicitly 0, so the orchestrator's value is reset.
     const plain = spec(get(render(PRODUCTION), "StatefulSet", "kafka"));
     expect(plain.updateStrategy).toEqual({ type: "RollingUpdate", rollingUpdate: { partition: 0 } });
+  });
+
+  it("leaves replacing Postgres members with standbys to the operator, the canary partition as an annotation", () => {
+    const meta = (o: RenderedObject) => o.metadata.annotations ?? {};
+    const pg = get(render(PRODUCTION), "StatefulSet", "postgres");
+    expect(spec(pg).updateStrategy).toEqual({ type: "OnDelete" });
+    expect(meta(pg)).not.toHaveProperty(PARTITION_ANNOTATION);
+    const canary = get(
+      render(
+        PRODUCTION,
+        (s) => {
+          s.version = "1.6.0";
+        },
+        { upgrade: { postgres: { version: "1.6.0", partition: 2 } } },
+      ),
+      "StatefulSet",
+      "postgres",
+    );
+    expect(spec(canary).updateStrategy).toEqual({ type: "OnDelete" });
+    expect(meta(canary)[PARTITION_ANNOTATION]).toBe("2");
+    // One member has no standby to hand over to: the StatefulSet rolls it.
+    const single = get(
+      render(PRODUCTION, (s) => {
+        s.infrastructure!.postgres!.replicas = 1;
+      }),
+      "StatefulSet",
+      "postgres",
+    );
+    expect(spec(single).updateStrategy).toEqual({ type: "RollingUpdate", rollingUpdate: { partition: 0 } });
   });
 
   it("refuses a platform name too long to be a label value, naming the field", () => {

@@ -117,6 +117,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     why: "a starting Redis pod follows, of the primaries its peers' Sentinels and its saved state name, the newest whose server answers as primary, so a Sentinel never starts on a replica under an epoch its peers hold (which sent clients to a replica for good)",
   },
   {
+    revision: 14,
+    components: ["postgres"],
+    kinds: ["StatefulSet"],
+    restart: "none",
+    why: "with standbys, the Postgres StatefulSet is updated by the operator (updateStrategy OnDelete): the standbys first, the primary last after a switchover, instead of highest ordinal first; the pod template is unchanged",
+  },
+  {
     revision: 15,
     components: ["postgres"],
     kinds: ["ConfigMap", "StatefulSet"],

@@ -8,6 +8,7 @@ import { checksumOf } from "./checksum.js";
 import {
   CONFIG_CHECKSUM_ANNOTATION,
   HEADLESS_LABEL,
+  PARTITION_ANNOTATION,
   TRACK_LABEL,
   commonLabels,
   objectMeta,
@@ -96,6 +97,11 @@ export interface WorkloadInput {
   podManagementPolicy?: "OrderedReady" | "Parallel";
   /** Upgrade: StatefulSet pods with an ordinal below this keep the old revision. */
   partition?: number;
+  /**
+   * StatefulSet only: the operator replaces its pods itself, one at a time in an order of its own
+   * (updateStrategy OnDelete; the partition is then the PARTITION_ANNOTATION).
+   */
+  updatedByOperator?: boolean;
   /** Upgrade: a one-replica `<name>-canary` Deployment running a new image beside the stable one. */
   canary?: { image: string; version: string } | undefined;
   /**
@@ -296,17 +302,23 @@ function workloadObject(input: WorkloadInput, placement: PodPlacement): Rendered
       },
     };
   }
+  const partition = input.partition ?? 0;
   return {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
-    metadata: objectMeta(owner, name, { ...REVISION }),
+    metadata: objectMeta(owner, name, {
+      ...REVISION,
+      ...(input.updatedByOperator && partition > 0 ? { [PARTITION_ANNOTATION]: String(partition) } : {}),
+    }),
     spec: {
       ...replicas,
       revisionHistoryLimit: 5,
       serviceName: headlessServiceName(name),
       podManagementPolicy: input.podManagementPolicy ?? "OrderedReady",
       selector: { matchLabels: selector },
-      updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: input.partition ?? 0 } },
+      updateStrategy: input.updatedByOperator
+        ? { type: "OnDelete" }
+        : { type: "RollingUpdate", rollingUpdate: { partition } },
       // The StatefulSet controller deletes the claims when the StatefulSet goes (with the platform,
       // or when the component is removed) only under retention Delete; scaling down never does.
       persistentVolumeClaimRetentionPolicy: {

@@ -1,8 +1,10 @@
 // Postgres roles as state on simulated pods (KWOK runs no Postgres, so no member answers SQL):
 // the operator records the members in status.postgres, labels every pod with its role, the
 // Services select by role, no primary is named (nor failed over from) until a member answers as
-// one, a due failover with no standby answering is held back with the reason, and a switchover that cannot succeed is refused with the reason, by `onto
-// switchover` from the status and by the operator from what the members answer. Failover itself
+// one, a pod template change replaces the members one at a time (in ordinal order, no role being
+// known), a due failover with no standby answering is held back with the reason, and a switchover
+// that cannot succeed is refused with the reason, by `onto switchover` from the status and by the
+// operator from what the members answer. Failover itself
 // is proven with the real program on the real node (test/real/postgres-ha.test.ts).
 import { describe, expect, it } from "vitest";
 import {
@@ -83,6 +85,73 @@ describe("Postgres roles on simulated pods", () => {
     const state = (await readPlatform(client, ns, NAME)).status?.postgres;
     expect(state?.failoverWithheld).toBeUndefined();
     expect(state?.targetPrimary).toBeUndefined();
+  });
+
+  it("replaces the members itself (OnDelete), one at a time in ordinal order while no member has answered", async () => {
+    type Pod = Labelled & {
+      metadata: { uid?: string; deletionTimestamp?: string };
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    const sts = await client.get<KubeObject & { spec: { updateStrategy: unknown } }>({
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      namespace: ns,
+      name: "postgres",
+    });
+    expect(sts.spec.updateStrategy).toEqual({ type: "OnDelete" });
+    const members = async () =>
+      (
+        await client.list<Pod>("v1", "Pod", {
+          namespace: ns,
+          labelSelector: "app.kubernetes.io/name=postgres",
+        })
+      ).items;
+    const before = new Map((await members()).map((p) => [p.metadata.name ?? "", p.metadata.uid]));
+    expect(before.size).toBe(3);
+    const ready = (p: Pod) =>
+      !p.metadata.deletionTimestamp &&
+      p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+    // A pod template change of the user's: the members' resources.
+    await client.mergePatch(
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
+      {
+        spec: { infrastructure: { postgres: { resources: { requests: { cpu: "120m", memory: "256Mi" } } } } },
+      },
+    );
+    const replaced: string[] = [];
+    let mostAway = 0;
+    await eventually(
+      "every member replaced",
+      async () => {
+        const pods = await members();
+        const byName = new Map(
+          pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => [p.metadata.name, p]),
+        );
+        const away = ["postgres-0", "postgres-1", "postgres-2"].filter((n) => {
+          const p = byName.get(n);
+          return !p || !ready(p);
+        });
+        mostAway = Math.max(mostAway, away.length);
+        for (const [name, uid] of before) {
+          const now = byName.get(name)?.metadata.uid;
+          if (now !== undefined && now !== uid && !replaced.includes(name)) replaced.push(name);
+        }
+        return replaced.length === 3 && away.length === 0 ? true : undefined;
+      },
+      120_000,
+      100,
+    );
+    // Never two members down at once; the StatefulSet's own order while no role is known.
+    expect(mostAway).toBeLessThanOrEqual(1);
+    expect(replaced).toEqual(["postgres-2", "postgres-1", "postgres-0"]);
+    const { items: events } = await client.list<KubeObject & { reason?: string; message?: string }>(
+      "v1",
+      "Event",
+      { namespace: ns },
+    );
+    const rolled = events.filter((e) => e.reason === "PostgresRollingUpdate").map((e) => e.message ?? "");
+    for (const name of ["postgres-0", "postgres-1", "postgres-2"])
+      expect(rolled.some((m) => m.includes(`${name} replaced`))).toBe(true);
   });
 
   it("holds a failover back when the recorded primary does not answer and no standby does, and says so", async () => {

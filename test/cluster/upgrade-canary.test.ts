@@ -6,6 +6,10 @@ import { useOperator } from "../support/operator.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { COMPONENTS, resolveSpec } from "../../src/api/index.js";
 import { deploymentRolledOut, observed, templateRuns } from "../../src/controllers/upgrade/health.js";
+import {
+  statefulSetOnUpdateRevision,
+  statefulSetPartition,
+} from "../../src/controllers/shared/kube-views.js";
 import { imageFor, releaseFor } from "../../src/release/index.js";
 import { eventually } from "../support/cluster.js";
 import { readPlatform } from "../support/platform.js";
@@ -62,8 +66,8 @@ async function watchSettling(kind: "Deployment" | "StatefulSet", signal: AbortSi
         ? deploymentRolledOut(w, image)
         : observed(w) &&
           templateRuns(w, image) &&
-          (w.spec?.updateStrategy?.rollingUpdate?.partition ?? 0) === 0 &&
-          s?.currentRevision === s?.updateRevision &&
+          statefulSetPartition(w) === 0 &&
+          statefulSetOnUpdateRevision(w) &&
           (s?.readyReplicas ?? 0) >= (w.spec?.replicas ?? 1);
     if (done) settledAt.set(name, Date.now());
   }
@@ -81,7 +85,8 @@ async function sample(): Promise<void> {
   for (const s of statefulSets.items) {
     const name = s.metadata?.name ?? "";
     const seen = partitionsSeen.get(name) ?? new Set<number>();
-    seen.add(s.spec?.updateStrategy?.rollingUpdate?.partition ?? 0);
+    // Postgres with standbys is OnDelete: its partition is the operator's annotation.
+    seen.add(statefulSetPartition(s));
     partitionsSeen.set(name, seen);
   }
 }

@@ -35,10 +35,16 @@ export async function setVersion(
 export type Workload = KubeObject & {
   spec?: {
     replicas?: number;
-    updateStrategy?: { rollingUpdate?: { partition?: number } };
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
     template?: { spec?: { containers?: { name: string; image: string }[] } };
   };
-  status?: { readyReplicas?: number; replicas?: number; updatedReplicas?: number };
+  status?: {
+    readyReplicas?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+  };
 };
 
 export type Pod = KubeObject & {

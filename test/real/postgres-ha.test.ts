@@ -3,7 +3,8 @@
 // over SQL. A client pod on the node writes through the `postgres` Service (its ClusterIP, as the
 // platform's services do) every 100 ms the whole time, and the host samples pg_is_in_recovery() on
 // every member every 200 ms: the figures printed are failover and switchover times, failed writes,
-// the longest write gap, acknowledged writes lost, and moments with two writable primaries.
+// the longest write gap, acknowledged writes lost, and moments with two writable primaries. Last, a
+// change of the members' pod template is rolled by the operator: standbys first, the primary last.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POSTGRES_ROLE_LABEL, type OntoPlatform } from "../../src/api/index.js";
 import { POSTGRES } from "../../src/render/endpoints.js";
@@ -356,6 +357,89 @@ describe("Postgres switchover on the real node", () => {
       expect(sampler.doubled).toEqual([]);
     });
   }
+});
+
+describe("Postgres rolling update on the real node", () => {
+  it("a pod template change replaces the standbys first (highest ordinal first), then the primary after a switchover; no acknowledged write lost", async () => {
+    const primary = await primaryName();
+    for (const m of MEMBERS.filter((x) => x !== primary)) await rejoined(m);
+    type Pod = { metadata: { name?: string; uid?: string; deletionTimestamp?: string } };
+    const live = async () =>
+      (
+        await p.client.list<Pod & { apiVersion?: string; kind?: string }>("v1", "Pod", {
+          namespace: ns,
+          labelSelector: "app.kubernetes.io/name=postgres",
+        })
+      ).items;
+    const before = new Map((await live()).map((x) => [x.metadata.name ?? "", x.metadata.uid ?? ""]));
+    /** When each member's old pod was first seen deleted (terminating or gone). */
+    const stoppedAt = new Map<string, number>();
+    let mostDown = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const pods = await live().catch(() => undefined);
+        if (pods) {
+          const now = Date.now();
+          let down = 0;
+          for (const name of MEMBERS) {
+            const mine = pods.filter((x) => x.metadata.name === name);
+            const running = mine.find((x) => !x.metadata.deletionTimestamp);
+            if (!running || mine.some((x) => x.metadata.deletionTimestamp)) down++;
+            const old = mine.find((x) => x.metadata.uid === before.get(name));
+            if ((!old || old.metadata.deletionTimestamp) && !stoppedAt.has(name)) stoppedAt.set(name, now);
+          }
+          mostDown = Math.max(mostDown, down);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    const t0 = Date.now();
+    // The members' resources: a change of their pod template, as an image or config change is.
+    const spec = (await readPlatform(p.client, ns, p.name)).spec;
+    const cpu = spec.infrastructure?.postgres?.resources?.requests?.cpu === "110m" ? "120m" : "110m";
+    await p.client.mergePatch(
+      { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform", namespace: ns, name: p.name },
+      { spec: { infrastructure: { postgres: { resources: { requests: { cpu } } } } } },
+    );
+    try {
+      await eventually(
+        "every member replaced",
+        async () => (MEMBERS.every((m) => stoppedAt.has(m)) ? true : undefined),
+        600_000,
+        1_000,
+      );
+      // The primary is now the standby it switched over to; the others stream from it.
+      const now = await primaryName();
+      for (const m of MEMBERS.filter((x) => x !== now)) await rejoined(m);
+    } finally {
+      watching = false;
+      await watch;
+    }
+    const done = Date.now();
+    const s = await state();
+    const order = [...stoppedAt].sort((a, b) => a[1] - b[1]).map(([name]) => name);
+    const standbys = MEMBERS.filter((x) => x !== primary).reverse();
+    figures["rolling update: order of replacement"] = order.join(", ");
+    figures["rolling update: switchover"] =
+      `${s.lastFailover?.from ?? "?"} -> ${s.lastFailover?.to ?? "?"} (${s.lastFailover?.reason ?? "?"})`;
+    figures["rolling update: members deleted at once (most)"] = String(mostDown);
+    const gap = gapIn(await writerLog(), t0, done);
+    figures["rolling update: failed writes / longest write gap (ms)"] = `${gap.failed} / ${gap.longestGapMs}`;
+    figures["rolling update: total (s)"] = ((done - t0) / 1000).toFixed(1);
+    const lost = await lostWrites(done);
+    figures["rolling update: acknowledged writes lost"] = String(lost.length);
+    // The standbys highest ordinal first, the primary last, through a switchover to a replaced standby.
+    expect(order).toEqual([...standbys, primary]);
+    expect(s.lastFailover).toMatchObject({ from: primary, reason: "RollingUpdate" });
+    expect(standbys).toContain(s.lastFailover?.to);
+    expect(Date.parse(s.lastFailover?.at ?? "")).toBeGreaterThanOrEqual(
+      Math.floor((stoppedAt.get(standbys.at(-1) ?? "") ?? 0) / 1000) * 1000,
+    );
+    expect(mostDown).toBeLessThanOrEqual(1);
+    expect(lost).toEqual([]);
+    expect(sampler.doubled).toEqual([]);
+  }, 900_000);
 });
 
 // A figure for the report: the writer's whole log.

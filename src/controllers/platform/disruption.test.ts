@@ -299,6 +299,23 @@ describe("replacingPods", () => {
       replacingPods(sts({ ...base, updatedReplicas: 0, currentRevision: "r2", updateRevision: "r2" })),
     ).toBe(true);
   });
+  it("a StatefulSet the operator updates (OnDelete): until every pod is on the update revision", () => {
+    // Kubernetes never moves currentRevision under OnDelete: the count of updated pods decides.
+    const sts = (updatedReplicas: number): WorkloadView => ({
+      kind: "StatefulSet",
+      metadata: { name: "postgres", generation: 1 },
+      spec: { replicas: 3, updateStrategy: { type: "OnDelete" } },
+      status: {
+        observedGeneration: 1,
+        replicas: 3,
+        updatedReplicas,
+        currentRevision: "r1",
+        updateRevision: "r2",
+      },
+    });
+    expect(replacingPods(sts(2))).toBe(true);
+    expect(replacingPods(sts(3))).toBe(false);
+  });
 });
 
 const HOUR = 3600_000;

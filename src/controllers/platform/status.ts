@@ -22,7 +22,11 @@ import {
   type ResolvedSpec,
 } from "../../api/index.js";
 import { setCondition } from "../../runtime/index.js";
-import type { WorkloadStatus } from "../shared/kube-views.js";
+import {
+  statefulSetOnUpdateRevision,
+  type StatefulSetUpdateStrategy,
+  type WorkloadStatus,
+} from "../shared/kube-views.js";
 import type { ForeignField } from "./foreign.js";
 
 /** What the status reads of a component's Deployment or StatefulSet. */
@@ -30,7 +34,7 @@ export interface ComponentWorkload {
   kind: "Deployment" | "StatefulSet";
   generation?: number;
   labels?: Record<string, string>;
-  spec?: { replicas?: number };
+  spec?: { replicas?: number; updateStrategy?: StatefulSetUpdateStrategy };
   status?: WorkloadStatus;
   /** Why one of its pods cannot be scheduled (the scheduler's message), if one cannot. */
   unschedulable?: string;
@@ -80,7 +84,7 @@ function componentState(
   const base = { ready, desired, ...(version ? { version } : {}) };
   const rolledOut =
     workload.kind === "StatefulSet"
-      ? s.currentRevision === undefined || s.currentRevision === s.updateRevision
+      ? statefulSetOnUpdateRevision(workload)
       : updated >= desired && (s.replicas ?? 0) <= desired;
   if (observed && ready >= desired && rolledOut) return { ...base, phase: "Ready" };
   const what = !observed
@@ -111,8 +115,7 @@ function onlyScaling(workload: ComponentWorkload | undefined): boolean {
   if ((s.readyReplicas ?? 0) < desired) return false;
   const observed = observedByController(workload);
   if (!observed) return (s.replicas ?? 0) !== desired;
-  if (workload.kind === "StatefulSet")
-    return s.currentRevision === undefined || s.currentRevision === s.updateRevision;
+  if (workload.kind === "StatefulSet") return statefulSetOnUpdateRevision(workload);
   // Surplus pods all of the current template: a scale-down. Surplus of an older one: a rollout's tail.
   return (s.updatedReplicas ?? 0) >= Math.max(desired, s.replicas ?? 0);
 }

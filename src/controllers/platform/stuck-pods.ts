@@ -9,6 +9,7 @@ import {
   REVISION_LABEL,
   isTerminating,
   podCondition,
+  statefulSetPartition,
   type PodView,
   type WorkloadView,
 } from "../shared/kube-views.js";
@@ -39,7 +40,7 @@ export function planStuckPodReplacement(
     const name = sts.metadata?.name ?? "";
     const revision = sts.status?.updateRevision;
     if (sts.metadata?.labels?.[INSTANCE_LABEL] !== platform.metadata.name || !revision) continue;
-    const partition = sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
+    const partition = statefulSetPartition(sts);
     for (const pod of pods as PodView[]) {
       const podName = pod.metadata?.name ?? "";
       const ordinal = Number(podName.slice(name.length + 1));

@@ -81,7 +81,13 @@ export interface HaInput {
 }
 
 export type PromotionReason =
-  "PrimaryPodGone" | "PrimaryNodeLost" | "PrimaryNotAnswering" | "PrimaryInRecovery" | "Switchover";
+  | "PrimaryPodGone"
+  | "PrimaryNodeLost"
+  | "PrimaryNotAnswering"
+  | "PrimaryInRecovery"
+  | "Switchover"
+  /** A planned switchover of the rolling update (rolling.ts): the primary is replaced last. */
+  | "RollingUpdate";
 
 export interface Promotion {
   from: string;

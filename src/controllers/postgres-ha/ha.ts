@@ -29,12 +29,22 @@ import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
 import { POSTGRES } from "../../render/index.js";
 import type { Request, Result } from "../../runtime/index.js";
 import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
-import { isTerminating, type NodeView, type PodView, type WorkloadView } from "../shared/kube-views.js";
+import {
+  REVISION_LABEL,
+  isPodReady,
+  isTerminating,
+  statefulSetPartition,
+  updatedByOperator,
+  type NodeView,
+  type PodView,
+  type WorkloadView,
+} from "../shared/kube-views.js";
 import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
 import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { RELOAD_INTERVAL_MS, reloadsDue, type Reload } from "./reloads.js";
+import { decideRolling, type RollingMember } from "./rolling.js";
 import { slotOf, type MemberSql } from "./sql.js";
 import { StatusWriter } from "../shared/status-writer.js";
 
@@ -131,14 +141,88 @@ export class PostgresHa {
       state = await this.carryOut(ctx, sql, decision.promote, observed, state, now);
     } else {
       await this.applyLabels(ctx, observed, decision);
-      for (const name of decision.demote) await this.demote(ctx, ns, name, "a second primary");
+      for (const name of decision.demote) {
+        const pod = observed.pods.get(name);
+        if (pod) await this.demote(ctx, ns, pod, "a second primary");
+      }
       await this.keepSlots(sql, observed, state);
       await this.reloadChanged(ctx, sql, observed, cached.metadata.uid, now);
+      state = await this.roll(ctx, sql, sts, observed, decision, state, now, (next) =>
+        this.writeState(client, platform, next).then((written) => {
+          platform = written;
+        }),
+      );
     }
     await this.writeState(client, platform, state);
     for (const m of state.members ?? [])
       if (m.lagBytes !== undefined) this.deps.metrics.lag(platform, m.name, m.lagBytes);
     return { requeueAfterMs: replicas > 1 ? WATCH_MS : SINGLE_MEMBER_RECHECK_MS };
+  }
+
+  /**
+   * One step of a rolling update of the members (rolling.ts): delete one member's pod (the
+   * StatefulSet makes it again from the new revision), or replace the primary through the
+   * switchover path. Resolves to the status to write.
+   */
+  private async roll(
+    ctx: ActionContext,
+    sql: MemberSql,
+    sts: WorkloadView,
+    observed: Observed,
+    decision: HaDecision,
+    state: PostgresStatus,
+    now: Date,
+    writeAhead: (state: PostgresStatus) => Promise<void>,
+  ): Promise<PostgresStatus> {
+    if (!updatedByOperator(sts) || observed.members.length < 2) return state;
+    const revision = sts.status?.updateRevision;
+    // The StatefulSet controller has not yet made the revision of its latest template.
+    if (!revision || (sts.status?.observedGeneration ?? 0) < (sts.metadata?.generation ?? 0)) return state;
+    const members: RollingMember[] = observed.members.map((m, ordinal) => {
+      const pod = observed.pods.get(m.name);
+      return {
+        name: m.name,
+        ordinal,
+        pod: m.pod === "present" && pod ? "present" : pod ? "terminating" : "absent",
+        uid: pod?.metadata?.uid,
+        updated: pod?.metadata?.labels?.[REVISION_LABEL] === revision,
+        ready: pod !== undefined && isPodReady(pod),
+        streaming: decision.labels[m.name] === POSTGRES_ROLES.standby,
+      };
+    });
+    const rolling = decideRolling({
+      members,
+      primary: state.currentPrimary,
+      partition: statefulSetPartition(sts),
+      busy: busyWith(decision, state),
+    });
+    const ns = ctx.platform.metadata?.namespace ?? "";
+    if (rolling.action === "delete") {
+      const target = podRef(ns, rolling.member);
+      await act(ctx, {
+        verb: "delete",
+        target,
+        reason: ROLLING_UPDATE_REASON,
+        message: `Postgres rolling update: ${rolling.member} replaced by the new revision ${revision} (${rolling.why})`,
+        label: `roll ${rolling.member}`,
+        run: (client) => client.delete(target, { preconditions: { uid: rolling.uid } }),
+      });
+    } else if (rolling.action === "switchover") {
+      this.deps.logger.info({ from: rolling.from, to: rolling.to, revision }, rolling.why);
+      const promotion: Promotion = {
+        from: rolling.from,
+        to: rolling.to,
+        reason: "RollingUpdate",
+        planned: true,
+      };
+      // Written ahead, as for any promotion: a restart from here on finds it in status.
+      const ahead = { ...state, targetPrimary: rolling.to };
+      await writeAhead(ahead);
+      return this.carryOut(ctx, sql, promotion, observed, ahead, now);
+    } else if (rolling.action === "wait") {
+      this.deps.logger.debug({ revision, why: rolling.why }, "postgres rolling update waits");
+    }
+    return state;
   }
 
   private password(ns: string): string | undefined {
@@ -196,7 +280,9 @@ export class PostgresHa {
     }
   }
 
-  private async demote(ctx: ActionContext, ns: string, name: string, why: string): Promise<void> {
+  private async demote(ctx: ActionContext, ns: string, pod: Pod, why: string): Promise<void> {
+    const name = pod.metadata?.name ?? "";
+    const uid = pod.metadata?.uid;
     await act(ctx, {
       verb: "delete",
       target: podRef(ns, name),
@@ -204,7 +290,8 @@ export class PostgresHa {
       message: `Postgres ${name} answers as a primary but is not the primary (${why}): deleted so it rejoins as a standby`,
       warning: true,
       label: `demote ${name}`,
-      run: (client) => client.delete(podRef(ns, name)),
+      // Only this pod: one made again meanwhile has already restarted.
+      run: (client) => client.delete(podRef(ns, name), uid ? { preconditions: { uid } } : {}),
     });
   }
 
@@ -260,12 +347,14 @@ export class PostgresHa {
   ): Promise<PostgresStatus> {
     const ns = ctx.platform.metadata?.namespace ?? "";
     const { from, to } = promotion;
+    /** The promotion answers the switchover someone asked for (not one of a rolling update). */
+    const asked = promotion.planned && promotion.reason === "Switchover";
     const fromIp = observed.pods.get(from)?.status?.podIP;
     const toIp = observed.pods.get(to)?.status?.podIP;
     const back = (message: string, outcome: "Refused" | undefined): PostgresStatus => ({
       ...state,
       targetPrimary: from,
-      ...(state.switchover && promotion.planned && outcome
+      ...(state.switchover && asked && outcome
         ? { switchover: { ...state.switchover, outcome, message } }
         : {}),
     });
@@ -307,7 +396,7 @@ export class PostgresHa {
       // The old primary stops before the target is promoted: its fast shutdown sends the shutdown
       // checkpoint to every standby, so none holds WAL past the new timeline's fork point (one
       // that did could not follow the new primary). Its pod starts again and finds the new primary.
-      await this.demote(ctx, ns, from, "switched over");
+      await this.demote(ctx, ns, fromPod, "switched over");
       const stopped = await this.waitStopped(ns, fromPod);
       if (!stopped) this.deps.logger.warn({ from }, "the old primary did not stop in time; promoting anyway");
     }
@@ -318,7 +407,7 @@ export class PostgresHa {
       target: podRef(ns, to),
       reason: promotion.planned ? "PostgresSwitchover" : "PostgresFailover",
       message: promotion.planned
-        ? `Postgres switchover: ${to} promoted, ${from} steps down`
+        ? `Postgres switchover${asked ? "" : ` (${promotion.reason})`}: ${to} promoted, ${from} steps down`
         : `Postgres failover: ${from} lost (${promotion.reason}); ${to} (the most advanced standby) promoted`,
       warning: !promotion.planned,
       failure: { reason: "PostgresPromotionFailed", message: `Postgres: promoting ${to} failed` },
@@ -334,7 +423,7 @@ export class PostgresHa {
       const message = `promoting ${to} did not confirm (${promoted.error}): looking again`;
       return {
         ...state,
-        ...(state.switchover && promotion.planned ? { switchover: { ...state.switchover, message } } : {}),
+        ...(state.switchover && asked ? { switchover: { ...state.switchover, message } } : {}),
       };
     }
     await act(ctx, labelAction(ctx, to, POSTGRES_ROLES.primary));
@@ -360,7 +449,7 @@ export class PostgresHa {
     // A switchover resumed after its first promotion did not confirm is done too.
     if (
       state.switchover &&
-      (promotion.planned || (state.switchover.outcome === "InProgress" && state.switchover.to === to))
+      (asked || (state.switchover.outcome === "InProgress" && state.switchover.to === to))
     )
       next.switchover = {
         ...state.switchover,
@@ -406,6 +495,20 @@ export class PostgresHa {
     return (await this.status.write(client, platform, (current) => ({ ...current, postgres: clean })))
       .platform;
   }
+}
+
+/** Event reason of a member replaced by a rolling update. */
+const ROLLING_UPDATE_REASON = "PostgresRollingUpdate";
+
+/** Why HA must finish something of its own before a member is replaced, if it must. */
+function busyWith(decision: HaDecision, state: PostgresStatus): string | undefined {
+  if (decision.demote.length > 0) return `demoting ${decision.demote.join(", ")}`;
+  if (decision.withheld) return `a failover is held back: ${decision.withheld}`;
+  if (state.primaryUnreachableSince) return `the primary ${state.currentPrimary ?? "?"} does not answer`;
+  if (state.targetPrimary && state.targetPrimary !== state.currentPrimary)
+    return `promoting ${state.targetPrimary}`;
+  if (state.switchover?.outcome === "InProgress") return "a switchover is in progress";
+  return undefined;
 }
 
 function containersRunning(pod: Pod): boolean {

@@ -12,7 +12,7 @@ export class PostgresHaMetrics {
   constructor(registry: Registry) {
     this.promotions = sharedCounter(registry, {
       name: "onto_postgres_promotions_total",
-      help: "Postgres standbys promoted, by reason (PrimaryPodGone, PrimaryNodeLost, PrimaryNotAnswering, PrimaryInRecovery, Switchover).",
+      help: "Postgres standbys promoted, by reason (PrimaryPodGone, PrimaryNodeLost, PrimaryNotAnswering, PrimaryInRecovery, Switchover, RollingUpdate).",
       labelNames: ["reason"],
     });
     this.promoteSeconds = sharedHistogram(registry, {

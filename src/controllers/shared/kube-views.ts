@@ -1,6 +1,7 @@
 // The few fields of Pods, Nodes and workloads the controllers read, typed once. The caches hold
 // whole objects; these views name what the decisions depend on, nothing more.
 import type { KubeObject } from "../../kube/index.js";
+import { PARTITION_ANNOTATION } from "../../render/index.js";
 
 /** StatefulSet pods carry the revision they were created from in this label. */
 export const REVISION_LABEL = "controller-revision-hash";
@@ -114,11 +115,52 @@ export interface WorkloadStatus {
   conditions?: { type: string; status: string; reason?: string }[];
 }
 
+export interface StatefulSetUpdateStrategy {
+  type?: string;
+  rollingUpdate?: { partition?: number };
+}
+
+/** What a StatefulSet's update state is read from. */
+export interface StatefulSetUpdateView {
+  metadata?: { annotations?: Record<string, string> } | undefined;
+  spec?: { replicas?: number; updateStrategy?: StatefulSetUpdateStrategy } | undefined;
+  status?: WorkloadStatus | undefined;
+}
+
+/** The operator replaces the StatefulSet's pods itself (updateStrategy OnDelete). */
+export function updatedByOperator(sts: StatefulSetUpdateView): boolean {
+  return sts.spec?.updateStrategy?.type === "OnDelete";
+}
+
+/**
+ * Pods with an ordinal below this keep their revision: the RollingUpdate partition, or the
+ * operator's partition annotation where it replaces the pods itself (OnDelete has no partition).
+ */
+export function statefulSetPartition(sts: StatefulSetUpdateView): number {
+  if (!updatedByOperator(sts)) return sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
+  const annotated = Number(sts.metadata?.annotations?.[PARTITION_ANNOTATION] ?? 0);
+  return Number.isInteger(annotated) && annotated > 0 ? annotated : 0;
+}
+
+/**
+ * Every pod of the StatefulSet is on its update revision, as its controller counts them. Under
+ * RollingUpdate the controller moves currentRevision to updateRevision once every pod is updated
+ * and Ready; under OnDelete it never does (Kubernetes completes only a RollingUpdate), so there the
+ * count of pods on the update revision decides.
+ */
+export function statefulSetOnUpdateRevision(sts: StatefulSetUpdateView): boolean {
+  const s = sts.status;
+  if (!s?.updateRevision) return s?.currentRevision === undefined;
+  if (!updatedByOperator(sts)) return s.currentRevision === s.updateRevision;
+  const desired = sts.spec?.replicas ?? 1;
+  return (s.updatedReplicas ?? 0) >= desired && (s.replicas ?? 0) <= desired;
+}
+
 /** A Deployment or StatefulSet as the caches hold it. */
 export type WorkloadView = KubeObject & {
   spec?: {
     replicas?: number;
-    updateStrategy?: { rollingUpdate?: { partition?: number } };
+    updateStrategy?: StatefulSetUpdateStrategy;
     template?: { spec?: { containers?: ContainerView[] } };
   };
   status?: WorkloadStatus;
@@ -155,8 +197,8 @@ export function isPodReady(pod: WithConditions<{ type: string; status: string }>
  * The workload's controller is replacing (or starting) pods: it has not seen the latest spec yet,
  * pods of an older template remain, or (a Deployment) its Progressing condition does not yet say
  * the newest ReplicaSet is available, which covers the pods a no-surge rollout has just replaced
- * and are not ready yet. A StatefulSet moves its currentRevision to the updateRevision only once
- * every pod is updated and ready. A pod that turns unready after a rollout completed does not
+ * and are not ready yet. A StatefulSet's pods are all replaced once they are all on its update
+ * revision (statefulSetOnUpdateRevision). A pod that turns unready after a rollout completed does not
  * count: that is a fault, not a restart. This is the one fact behind status.disruption.restarting
  * and the fleet limit.
  */
@@ -167,7 +209,7 @@ export function replacingPods(workload: WorkloadView): boolean {
   const desired = workload.spec?.replicas ?? 1;
   if ((s.updatedReplicas ?? 0) < desired) return true;
   if (workload.kind === "StatefulSet")
-    return s.updateRevision !== undefined && s.currentRevision !== s.updateRevision;
+    return s.updateRevision !== undefined && !statefulSetOnUpdateRevision(workload);
   if ((s.replicas ?? 0) > (s.updatedReplicas ?? 0)) return true;
   const progressing = s.conditions?.find((c) => c.type === "Progressing");
   return progressing !== undefined && progressing.reason !== "NewReplicaSetAvailable";

@@ -15,6 +15,7 @@ import {
   type RestartReason,
 } from "../../render/index.js";
 import { canonical } from "../../runtime/index.js";
+import { statefulSetPartition, updatedByOperator, type StatefulSetUpdateStrategy } from "./kube-views.js";
 
 /** The fields of a workload the plan reads (a rendered object or a live one). */
 export interface WorkloadObject {
@@ -157,11 +158,16 @@ function strip(t: PodTemplate): unknown {
 function rolloutOf(obj: WorkloadObject): string {
   const spec = (obj.spec ?? {}) as {
     strategy?: { rollingUpdate?: { maxSurge?: unknown; maxUnavailable?: unknown } };
-    updateStrategy?: { rollingUpdate?: { partition?: number } };
+    updateStrategy?: StatefulSetUpdateStrategy;
   };
   if (obj.kind === "StatefulSet") {
-    const partition = spec.updateStrategy?.rollingUpdate?.partition ?? 0;
-    return `one pod at a time, highest ordinal first${partition > 0 ? ` (ordinals >= ${partition})` : ""}`;
+    const sts = { metadata: obj.metadata, spec: { updateStrategy: spec.updateStrategy } };
+    const partition = statefulSetPartition(sts);
+    const only = partition > 0 ? ` (ordinals >= ${partition})` : "";
+    // Postgres with standbys: controllers/postgres-ha/rolling.ts decides the order.
+    if (updatedByOperator(sts))
+      return `one member at a time by the operator, standbys first, the primary last after a switchover${only}`;
+    return `one pod at a time, highest ordinal first${only}`;
   }
   const r = spec.strategy?.rollingUpdate;
   return `rolling, maxSurge ${text(r?.maxSurge ?? "25%")}, maxUnavailable ${text(r?.maxUnavailable ?? "25%")}`;

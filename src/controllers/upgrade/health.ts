@@ -7,6 +7,8 @@ import {
   isPodReady,
   isTerminating,
   podCondition,
+  statefulSetOnUpdateRevision,
+  statefulSetPartition,
   type ContainerTermination,
   type PodView,
   type WorkloadView,
@@ -137,9 +139,9 @@ export function statefulSetRolledOut(
   pods: readonly PodView[],
 ): boolean {
   if (!sts || !observed(sts) || !templateRuns(sts, image)) return false;
-  if ((sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0) !== 0) return false;
+  if (statefulSetPartition(sts) !== 0) return false;
   const s = sts.status ?? {};
-  if (!s.updateRevision || s.currentRevision !== s.updateRevision) return false;
+  if (!s.updateRevision || !statefulSetOnUpdateRevision(sts)) return false;
   const replicas = sts.spec?.replicas ?? 1;
   return statefulSetPods(sts, pods, replicas).every(
     (p) => p !== undefined && p.metadata?.labels?.[REVISION_LABEL] === s.updateRevision && isPodReady(p),

@@ -6,7 +6,7 @@ import { COMPONENTS, resolveSpec } from "../../api/index.js";
 import { releaseFor } from "../../release/index.js";
 import { renderPlatform, type RenderedObject } from "../../render/index.js";
 import type { PodView, WorkloadView } from "../shared/kube-views.js";
-import { podFault, readySince, stuckStatefulSetPods } from "./health.js";
+import { podFault, readySince, statefulSetRolledOut, stuckStatefulSetPods } from "./health.js";
 import { catalogWithFile } from "../../../test/support/releases.js";
 import { pathFor, pathRefusal, planUpgrade } from "./plan.js";
 
@@ -159,6 +159,45 @@ describe("stuckStatefulSetPods", () => {
       ),
     ).toEqual([]);
     expect(stuckStatefulSetPods(sts, "apache/kafka:3.8.1", pods)).toEqual([]);
+  });
+});
+
+describe("statefulSetRolledOut", () => {
+  const image = "postgres:16.4";
+  const sts = (annotations: Record<string, string>, updatedReplicas: number): WorkloadView => ({
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "postgres", generation: 2, annotations },
+    spec: {
+      replicas: 2,
+      updateStrategy: { type: "OnDelete" },
+      template: { spec: { containers: [{ name: "postgres", image }] } },
+    },
+    // Under OnDelete Kubernetes never moves currentRevision to the updateRevision.
+    status: {
+      observedGeneration: 2,
+      replicas: 2,
+      updatedReplicas,
+      currentRevision: "old",
+      updateRevision: "new",
+    },
+  });
+  const ready = [{ type: "Ready", status: "True" }];
+  const pods = (second: string) => [
+    {
+      ...pod({ conditions: ready }, { "controller-revision-hash": "new" }, "postgres-0"),
+      spec: { containers: [{ name: "postgres", image }] },
+    },
+    {
+      ...pod({ conditions: ready }, { "controller-revision-hash": second }, "postgres-1"),
+      spec: { containers: [{ name: "postgres", image }] },
+    },
+  ];
+
+  it("under OnDelete: every pod on the update revision and Ready, no partition annotation", () => {
+    expect(statefulSetRolledOut(sts({}, 2), image, pods("new"))).toBe(true);
+    expect(statefulSetRolledOut(sts({}, 1), image, pods("old"))).toBe(false);
+    expect(statefulSetRolledOut(sts({ "onto.paas/partition": "1" }, 2), image, pods("new"))).toBe(false);
   });
 });
 

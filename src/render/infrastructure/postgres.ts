@@ -348,6 +348,11 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
       // was never Ready (a standby is Ready only while it streams), and the former primary was
       // never started after it.
       podManagementPolicy: "Parallel",
+      // With standbys, the operator replaces the members itself (controllers/postgres-ha/rolling.ts):
+      // the standbys first, the primary last after a switchover to an updated standby, instead of
+      // the StatefulSet's highest-ordinal-first that may restart the primary while a standby is
+      // healthy. One member has no other to hand over to: the StatefulSet rolls it.
+      updatedByOperator: settings.replicas > 1,
       config,
       reloadableConfig,
       volumeClaims: [{ name: "data", storage }],
