@@ -3,8 +3,10 @@
 // over SQL. A client pod on the node writes through the `postgres` Service (its ClusterIP, as the
 // platform's services do) every 100 ms the whole time, and the host samples pg_is_in_recovery() on
 // every member every 200 ms: the figures printed are failover and switchover times, failed writes,
-// the longest write gap, acknowledged writes lost, and moments with two writable primaries. Last, a
-// change of the members' pod template is rolled by the operator: standbys first, the primary last.
+// the longest write gap, acknowledged writes lost, and moments with two writable primaries. Then a
+// change of the members' pod template is rolled by the operator (standbys first, the primary last),
+// and last, synchronous replication is turned on and a failover under the writer must lose no
+// acknowledged write.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POSTGRES_ROLE_LABEL, type OntoPlatform } from "../../src/api/index.js";
 import { POSTGRES } from "../../src/render/endpoints.js";
@@ -438,6 +440,84 @@ describe("Postgres rolling update on the real node", () => {
     );
     expect(mostDown).toBeLessThanOrEqual(1);
     expect(lost).toEqual([]);
+    expect(sampler.doubled).toEqual([]);
+  }, 900_000);
+});
+
+describe("Postgres synchronous replication on the real node", () => {
+  it("with synchronous: true, a standby confirms every commit, and every write acknowledged before a failover is present after it", async () => {
+    const before = new Map(
+      (await podsOf(ns, "postgres")).map((x) => [x.metadata?.name ?? "", x.metadata?.uid]),
+    );
+    await p.client.mergePatch(
+      { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform", namespace: ns, name: p.name },
+      { spec: { infrastructure: { postgres: { synchronous: true } } } },
+    );
+    const t0 = Date.now();
+    // The setting is a server flag: every member restarts once with it, then both standbys stream
+    // again and the primary counts them in its quorum.
+    await eventually(
+      "every Postgres member replaced with synchronous replication",
+      async () => {
+        const pods = await podsOf(ns, "postgres");
+        return pods.length === MEMBERS.length &&
+          pods.every((x) => before.get(x.metadata?.name ?? "") !== x.metadata?.uid && x.status?.podIP)
+          ? true
+          : undefined;
+      },
+      600_000,
+      1_000,
+    );
+    const rolled = Date.now();
+    let primary = await primaryName();
+    for (const m of MEMBERS.filter((x) => x !== primary)) await rejoined(m);
+    primary = await primaryName();
+    const quorum = await eventually(
+      "both standbys in the primary's synchronous quorum",
+      async () => {
+        const rows = await query<{ n: string; names: string }>(
+          await ipOf(primary),
+          password,
+          "SELECT count(*) FILTER (WHERE sync_state = 'quorum') AS n, current_setting('synchronous_standby_names') AS names FROM pg_stat_replication",
+        ).catch(() => []);
+        return rows[0]?.n === "2" ? rows[0] : undefined;
+      },
+      120_000,
+      1_000,
+    );
+    expect(quorum.names).toBe("ANY 1 (*)");
+    figures["synchronous: spec change -> every member replaced (s)"] = ((rolled - t0) / 1000).toFixed(1);
+    const rollGap = gapIn(await writerLog(), t0, Date.now());
+    figures["synchronous: roll of 3 members: failed writes / longest write gap (ms)"] =
+      `${rollGap.failed} / ${rollGap.longestGapMs}`;
+    expect((await lostWrites(t0)).length, "acknowledged writes lost while the members rolled").toBe(0);
+
+    // A failover under load: the primary's pod deleted while the writer runs.
+    await new Promise((resolve) => setTimeout(resolve, 31_000)); // the failover cooldown
+    await firstOkAfter(Date.now());
+    const old = await primaryName();
+    const t1 = Date.now();
+    await deletePod(ns, old);
+    const promoted = await eventually(
+      "a new primary",
+      async () => {
+        const s = await state();
+        return s.currentPrimary && s.currentPrimary !== old ? s : undefined;
+      },
+      120_000,
+      200,
+    );
+    const decided = Date.parse(promoted.lastFailover?.at ?? "");
+    const ok = await firstOkAfter(decided);
+    figures["synchronous: pod deleted: fault -> promotion decided (s)"] = ((decided - t1) / 1000).toFixed(1);
+    figures["synchronous: pod deleted: detection -> writes accepted (s)"] = ((ok - decided) / 1000).toFixed(
+      1,
+    );
+    const acked = (await writerLog()).ok.filter((w) => w.at <= decided).length;
+    const lost = await lostWrites(decided);
+    figures["synchronous: writes acknowledged before the failover / lost"] = `${acked} / ${lost.length}`;
+    expect(lost).toEqual([]);
+    await rejoined(old);
     expect(sampler.doubled).toEqual([]);
   }, 900_000);
 });
