@@ -411,8 +411,20 @@ describe("Postgres rolling update on the real node", () => {
         600_000,
         1_000,
       );
-      // The primary is now the standby it switched over to; the others stream from it.
-      const now = await primaryName();
+      // The primary is now the standby it switched over to (its pod is deleted before the promotion
+      // is recorded: wait for the record); the others stream from it.
+      const now = await eventually(
+        "the rolling update's switchover recorded",
+        async () => {
+          const s = await state();
+          const at = Date.parse(s.lastFailover?.at ?? "");
+          return s.lastFailover?.reason === "RollingUpdate" && at >= t0 - 1_000
+            ? s.currentPrimary
+            : undefined;
+        },
+        120_000,
+        500,
+      );
       for (const m of MEMBERS.filter((x) => x !== now)) await rejoined(m);
     } finally {
       watching = false;
