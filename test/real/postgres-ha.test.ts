@@ -481,9 +481,20 @@ describe("Postgres synchronous replication on the real node", () => {
       1_000,
     );
     const rolled = Date.now();
-    let primary = await primaryName();
+    // The primary is replaced last, through a switchover: its pod goes before the promotion is
+    // recorded, so the new primary is read from that record.
+    const primary = await eventually(
+      "the rolling update's switchover recorded",
+      async () => {
+        const s = await state();
+        return s.lastFailover?.reason === "RollingUpdate" && Date.parse(s.lastFailover.at) >= t0 - 1_000
+          ? s.currentPrimary
+          : undefined;
+      },
+      120_000,
+      500,
+    );
     for (const m of MEMBERS.filter((x) => x !== primary)) await rejoined(m);
-    primary = await primaryName();
     const quorum = await eventually(
       "both standbys in the primary's synchronous quorum",
       async () => {
