@@ -156,6 +156,27 @@ async function rejoined(name: string, timeoutMs = 300_000): Promise<void> {
   );
 }
 
+/** Deletes the primary's pod; resolves once status.postgres names another primary. */
+async function deletePrimaryPod(): Promise<{
+  old: string;
+  t0: number;
+  promoted: Awaited<ReturnType<typeof state>>;
+}> {
+  const old = await primaryName();
+  const t0 = Date.now();
+  await deletePod(ns, old);
+  const promoted = await eventually(
+    "a new primary",
+    async () => {
+      const s = await state();
+      return s.currentPrimary && s.currentPrimary !== old ? s : undefined;
+    },
+    120_000,
+    200,
+  );
+  return { old, t0, promoted };
+}
+
 async function firstOkAfter(t: number, timeoutMs = 120_000): Promise<number> {
   try {
     return await eventually(
@@ -273,18 +294,7 @@ describe("Postgres failover on the real node", () => {
   });
 
   it("the primary's pod deleted: the freshest standby is promoted, writes resume through postgres, the old primary rejoins", async () => {
-    const old = await primaryName();
-    const t0 = Date.now();
-    await deletePod(ns, old);
-    const promoted = await eventually(
-      "a new primary",
-      async () => {
-        const s = await state();
-        return s.currentPrimary && s.currentPrimary !== old ? s : undefined;
-      },
-      120_000,
-      200,
-    );
+    const { old, t0, promoted } = await deletePrimaryPod();
     // The status that names the new primary records its promotion (else the times below mean nothing).
     expect(promoted.lastFailover?.to, `lastFailover: ${JSON.stringify(promoted.lastFailover)}`).toBe(
       promoted.currentPrimary,
@@ -518,18 +528,7 @@ describe("Postgres synchronous replication on the real node", () => {
     // A failover under load: the primary's pod deleted while the writer runs.
     await new Promise((resolve) => setTimeout(resolve, 31_000)); // the failover cooldown
     await firstOkAfter(Date.now());
-    const old = await primaryName();
-    const t1 = Date.now();
-    await deletePod(ns, old);
-    const promoted = await eventually(
-      "a new primary",
-      async () => {
-        const s = await state();
-        return s.currentPrimary && s.currentPrimary !== old ? s : undefined;
-      },
-      120_000,
-      200,
-    );
+    const { old, t0: t1, promoted } = await deletePrimaryPod();
     const decided = Date.parse(promoted.lastFailover?.at ?? "");
     const ok = await firstOkAfter(decided);
     figures["synchronous: pod deleted: fault -> promotion decided (s)"] = ((decided - t1) / 1000).toFixed(1);
