@@ -67,7 +67,9 @@ describe("restart plan in onto diff", () => {
     upgraded.spec.version = "1.6.0";
     const image = await diff("image.yaml", upgraded);
     console.log(`onto diff (version 1.6.0):\n${planOf(image.stdout)}`);
-    expect(image.stdout).toMatch(/1\. StatefulSet\/postgres restarts \(image\); one pod at a time/);
+    expect(image.stdout).toMatch(
+      /1\. StatefulSet\/postgres restarts \(image\); one member at a time by the operator, standbys first, the primary last after a switchover/,
+    );
     const bigger = structuredClone(sample);
     bigger.spec.gateway = {
       ...bigger.spec.gateway,

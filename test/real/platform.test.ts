@@ -10,6 +10,7 @@
 // One platform for the whole file, in this order: the failure tests leave it Running for the next.
 // Clients connect from the host to pod addresses (the host routes to pods; ClusterIPs work from
 // pods only), or from a pod on the node where a Service is what is tested.
+import { statefulSetPartition, type StatefulSetUpdateView } from "../../src/controllers/shared/kube-views.js";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -597,15 +598,15 @@ describe("an upgrade of the real-node platform", () => {
     const sampler = (async () => {
       while (sampling) {
         const [sts, deps] = await Promise.all([
-          p.client.list<{
-            metadata?: { name?: string };
-            spec?: { updateStrategy?: { rollingUpdate?: { partition?: number } } };
-          }>("apps/v1", "StatefulSet", { namespace: ns }),
+          p.client.list<StatefulSetUpdateView & { metadata?: { name?: string } }>("apps/v1", "StatefulSet", {
+            namespace: ns,
+          }),
           p.client.list<{ metadata?: { name?: string } }>("apps/v1", "Deployment", { namespace: ns }),
         ]).catch(() => [{ items: [] }, { items: [] }] as const);
         for (const s of sts.items) {
           const set = partitions.get(s.metadata?.name ?? "") ?? new Set<number>();
-          set.add(s.spec?.updateStrategy?.rollingUpdate?.partition ?? 0);
+          // Postgres's members are replaced by the operator (OnDelete): its partition is an annotation.
+          set.add(statefulSetPartition(s));
           partitions.set(s.metadata?.name ?? "", set);
         }
         for (const d of deps.items) if (d.metadata?.name?.endsWith("-canary")) canaries.add(d.metadata.name);

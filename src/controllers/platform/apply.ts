@@ -13,10 +13,14 @@ export function objectId(kind: string | undefined, name: string | undefined): st
   return `${kind ?? "?"}/${name ?? "?"}`;
 }
 
-/** The applies `desired` needs; `live` finds an object's cached copy. */
+/**
+ * The applies `desired` needs; `live` finds an object's cached copy; `created` is told the server's
+ * answer to each object created (own-creates.ts keeps it until the cache shows the object).
+ */
 export function planApply(
   desired: readonly RenderedObject[],
   live: (obj: RenderedObject) => KubeObject | undefined,
+  created?: (obj: KubeObject) => void,
 ): ClusterAction[] {
   const actions: ClusterAction[] = [];
   for (const obj of desired) {
@@ -46,7 +50,8 @@ export function planApply(
       failure: { reason: "ApplyFailed", message: `could not apply ${id}` },
       label: id,
       run: async (client) => {
-        await applyOrReplace(client, obj, current);
+        const stored = await applyOrReplace(client, obj, current);
+        if (need.reason === "Missing") created?.(stored);
         return true;
       },
     });

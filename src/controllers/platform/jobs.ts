@@ -8,9 +8,9 @@ export async function applyOrReplace(
   client: KubeClient,
   obj: RenderedObject,
   live: KubeObject | undefined,
-): Promise<void> {
+): Promise<KubeObject> {
   try {
-    await client.apply(obj, { force: true });
+    return await client.apply<KubeObject>(obj, { force: true });
   } catch (err) {
     if (!(obj.kind === "Job" && live && err instanceof InvalidError)) throw err;
     const ref = {
@@ -20,6 +20,6 @@ export async function applyOrReplace(
       name: obj.metadata.name,
     };
     await client.delete(ref, { propagationPolicy: "Background" });
-    await client.create(obj);
+    return await client.create<KubeObject>(obj);
   }
 }

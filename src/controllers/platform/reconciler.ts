@@ -54,6 +54,7 @@ import {
   withKeptStorage,
 } from "./volume-growth.js";
 import { writeAhead, writeVerticalScaling } from "./write-ahead.js";
+import { OwnCreates } from "./own-creates.js";
 
 const refOf = (obj: RenderedObject) => ({
   apiVersion: obj.apiVersion,
@@ -92,6 +93,7 @@ export class PlatformReconciler {
   private readonly releases: ReleaseCatalog;
   private readonly status = new StatusWriter();
   private readonly foreign = new ForeignFieldReader();
+  private readonly ownCreates = new OwnCreates();
   private readonly certificateMetrics: CertificateMetrics | undefined;
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
@@ -150,7 +152,10 @@ export class PlatformReconciler {
     platform = await writeVerticalScaling(this.status, ctx, platform, spec, vpas, this.now());
     const decision = await this.deps.hooks?.upgradeStep?.(platform, spec);
     if (decision) platform = await writeAhead(this.status, ctx, platform, decision, this.now());
-    const live = (obj: RenderedObject) => store(obj).getByName(ns, obj.metadata.name);
+    const liveKey = (obj: KubeObject) =>
+      `${obj.apiVersion ?? ""}/${obj.kind ?? ""}/${ns}/${obj.metadata?.name ?? ""}`;
+    const live = (obj: RenderedObject) =>
+      this.ownCreates.lookup(liveKey(obj), store(obj).getByName(ns, obj.metadata.name), this.now().getTime());
     const storageClass = (name: string) => store(STORAGE_CLASS_REF, "").getByName(undefined, name);
     // A larger storage grows the claims in place; where the StorageClass does not allow it, the
     // component is rendered at the size it has (and a problem says why).
@@ -237,6 +242,7 @@ export class PlatformReconciler {
         planApply(
           applicable.filter((o) => !recreated.has(objectId(o.kind, o.metadata.name))),
           live,
+          (obj) => this.ownCreates.record(liveKey(obj), obj, this.now().getTime()),
         ),
       () => planPrune(platform, spec, desired, this.servedKinds(), (kind) => store(kind)),
       () => planStuckPodReplacement(platform, objects("apps/v1", "StatefulSet"), objects("v1", "Pod")),
