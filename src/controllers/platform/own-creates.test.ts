@@ -47,3 +47,14 @@ describe("OwnCreates", () => {
     expect(planApply([desired], live)).toEqual([]);
   });
 });
+
+describe("OwnCreates memory", () => {
+  it("drops creates past their time when another is recorded (a deleted platform's are never looked up)", () => {
+    const own = new OwnCreates();
+    own.record("gone", obj("1"), 0);
+    own.record("new", obj("2"), OWN_CREATE_TTL_MS + 1);
+    // Looked up at a time when "gone" would still be fresh, were it kept.
+    expect(own.lookup("gone", undefined, 0)).toBeUndefined();
+    expect(own.lookup("new", undefined, OWN_CREATE_TTL_MS + 1)).toBeDefined();
+  });
+});

@@ -13,6 +13,9 @@ export class OwnCreates {
 
   /** Remembers an object the API server answered a create (or an apply of a missing object) with. */
   record(key: string, obj: KubeObject, now: number): void {
+    // What is past its time tells nothing any more (a platform deleted meanwhile is never looked
+    // up again): dropped here, so the map holds only the last OWN_CREATE_TTL_MS of creates.
+    for (const [k, own] of this.created) if (now - own.at > OWN_CREATE_TTL_MS) this.created.delete(k);
     this.created.set(key, { obj, at: now });
   }
 

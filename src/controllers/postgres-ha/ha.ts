@@ -79,8 +79,11 @@ interface Observed {
 export class PostgresHa {
   private readonly now: () => Date;
   private readonly status = new StatusWriter();
-  /** When each member was last reloaded, by platform uid and member name (the rate limit). */
-  private readonly reloaded = new Map<string, Map<string, Date>>();
+  /**
+   * When each member was last reloaded, by `<platform uid>/<member>` (the rate limit); entries
+   * older than RELOAD_INTERVAL_MS limit nothing and are dropped.
+   */
+  private readonly reloaded = new Map<string, Date>();
 
   constructor(private readonly deps: PostgresHaDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -316,8 +319,13 @@ export class PostgresHa {
     uid: string,
     now: Date,
   ): Promise<void> {
-    const last = this.reloaded.get(uid) ?? new Map<string, Date>();
-    this.reloaded.set(uid, last);
+    for (const [key, at] of this.reloaded)
+      if (now.getTime() - at.getTime() >= RELOAD_INTERVAL_MS) this.reloaded.delete(key);
+    const last = new Map<string, Date>();
+    for (const m of observed.members) {
+      const at = this.reloaded.get(`${uid}/${m.name}`);
+      if (at) last.set(m.name, at);
+    }
     const due = reloadsDue({
       members: observed.members,
       lastReloadAt: last,
@@ -328,7 +336,7 @@ export class PostgresHa {
       const ip = observed.pods.get(reload.member)?.status?.podIP;
       if (!ip) continue;
       // Counted whether it works or not: a member that fails is tried again an interval later.
-      last.set(reload.member, now);
+      this.reloaded.set(`${uid}/${reload.member}`, now);
       await act(
         ctx,
         reloadAction(ctx, reload, () => sql.reload(ip)),
