@@ -2,7 +2,7 @@
 // Event on the OntoPlatform, one JSON audit line (what, why, which object, which reconcile), and
 // a metric. Records carry names, kinds and reasons only, never object content, so no secret
 // value can reach the Event stream or the audit log.
-import { createWriteStream, type WriteStream } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import type { Counter, Registry } from "prom-client";
 import type { KubeObject } from "../../kube/index.js";
 import { sharedCounter, type EventRecorder } from "../../runtime/index.js";
@@ -35,11 +35,25 @@ export interface AuditSink {
   write(line: string): void;
 }
 
-/** Audit lines to a file (appended) or to stdout. */
+/**
+ * Audit lines to a file (appended) or to stdout. A file line is written synchronously: it reaches
+ * the kernel before the next action starts, so an operator killed right after an action (SIGKILL,
+ * OOM) still leaves its line. A buffered stream lost the line of a canary created just before a
+ * kill, and the audit then showed no create for an object that existed.
+ */
 export function auditSink(path: string | undefined): AuditSink & { close(): void } {
   if (!path || path === "-") return { write: (line) => process.stdout.write(line), close: () => undefined };
-  const stream: WriteStream = createWriteStream(path, { flags: "a" });
-  return { write: (line) => stream.write(line), close: () => stream.end() };
+  const fd = openSync(path, "a");
+  let open = true;
+  return {
+    write: (line) => {
+      if (open) writeSync(fd, line);
+    },
+    close: () => {
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
 }
 
 export class ActionRecorder {
