@@ -130,6 +130,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "Postgres reads max_slot_wal_keep_size (a quarter of its volume) from a file of its ConfigMap that postgresql.conf includes and the operator reloads (pg_reload_conf()), no longer a server flag, so growing its volume restarts no Postgres pod",
   },
+  {
+    revision: 16,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a former Postgres primary goes on as the primary only when it is the only member, or standbys answer and none took over; while the other members are listed but none answers it keeps looking (up to 60 s), so a pod whose first seconds of network fail does not start as a second primary beside a promoted standby",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

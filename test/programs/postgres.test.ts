@@ -51,6 +51,7 @@ function member(ordinal: number, primary = 0): PodProcess {
         `getent ahostsv4 postgres-headless.${NS}.svc | awk '{print $1}' | sort -u`,
         `printf '%s\\n' ${[0, 1, 2].map(ip).join(" ")}`,
       ],
+      [`getent ahostsv4 "$HOSTNAME" | awk 'NR == 1 {print $1}'`, `echo ${ip(ordinal)}`],
       [`host=postgres.${NS}.svc`, `host=${ip(primary)}`],
       ["listen_addresses=*", `listen_addresses=${ip(ordinal)}`],
       ["127.0.0.1", ip(ordinal)],
@@ -263,6 +264,33 @@ describe("Postgres rendered for a pod, run with the real server", () => {
         members,
       );
   });
+
+  it("a former primary whose peers are listed but do not answer keeps looking instead of starting as the primary", async () => {
+    // The first seconds of a pod whose lookups or peers' replies do not get through look like this:
+    // the headless Service lists the others, none answers. Starting as the primary then made a
+    // second writable primary beside a standby promoted a moment before.
+    await Promise.all(members.map((p) => p.stop()));
+    m(1).start();
+    await until(
+      "postgres-1 looking again: other members listed, none answers",
+      () => m(1).logTail(50).includes("none answers yet"),
+      60_000,
+      members,
+    );
+    const t = Date.now();
+    while (Date.now() - t < 10_000) {
+      expect(() => isPrimary(1), "postgres-1 serving while its peers do not answer").toThrow();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    // The standbys come back: they answer in recovery, none is the primary, so after its second
+    // look postgres-1 goes on as the primary and they follow it.
+    m(0).start();
+    m(2).start();
+    await waitReady(m(1), 90_000);
+    expect(isPrimary(1)).toBe(true);
+    await waitReady(m(0), 90_000);
+    await waitReady(m(2), 90_000);
+  }, 240_000);
 
   it("takes a larger volume's max_slot_wal_keep_size from the rewritten file when the operator reloads it, without a restart", async () => {
     const show = (o: number): string => sql(m(o), ip(o), "SHOW max_slot_wal_keep_size");

@@ -266,11 +266,13 @@ describe("Postgres on the real node", () => {
     const t = Date.now();
     const primary = await podIP(ns, "postgres-0");
     // Enough data that cloning takes seconds, so the kill lands in the middle of it.
-    await query(
-      primary,
-      pgPassword,
-      "CREATE TABLE IF NOT EXISTS filler AS SELECT g AS id, repeat(md5(g::text), 24) AS pad FROM generate_series(1, 300000) g",
-    );
+    // A few hundred megabytes: on a loaded machine this takes longer than the helper's 30 s limit.
+    await withPostgres(primary, pgPassword, async (c) => {
+      await c.query("SET statement_timeout = '300s'");
+      await c.query(
+        "CREATE TABLE IF NOT EXISTS filler AS SELECT g AS id, repeat(md5(g::text), 24) AS pad FROM generate_series(1, 300000) g",
+      );
+    });
     const mark = await writeMark("before-reclone");
     const total = Number(
       (

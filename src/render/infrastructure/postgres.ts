@@ -37,6 +37,13 @@ const POSTGRES_UID = 999; // the postgres user of the official image (and of our
 const CONNECT_TIMEOUT_SECONDS = 5;
 /** A former primary that finds no other primary looks again after this long before it starts as one. */
 const PRIMARY_RECHECK_SECONDS = 10;
+/**
+ * A former primary that sees other members listed but none answering keeps looking this long before
+ * it starts as the primary: a pod's first seconds can pass with its name lookups or its peers'
+ * replies not getting through, and starting as the primary then made a second writable primary
+ * beside the standby promoted a moment before.
+ */
+const PRIMARY_UNANSWERED_SECONDS = 60;
 
 /**
  * WAL a standby's replication slot may hold back on the primary: a quarter of the volume, at least
@@ -154,6 +161,15 @@ newer_peer() {
     if [ -n "$theirs" ] && [ -n "$mine" ] && [ "$theirs" -gt "$mine" ]; then return 0; fi
   done
   return 1
+}
+
+# The addresses of the members other than this one, one per line (none for the only member). Fails
+# when the headless Service's name does not resolve, which is not the same as having no peers.
+other_members() {
+  local all self
+  all="$(getent ahostsv4 ${hosts.headless} | awk '{print $1}' | sort -u)" || return 1
+  self="$(getent ahostsv4 "$HOSTNAME" | awk 'NR == 1 {print $1}')" || return 1
+  grep -vxF -e "$self" <<<"$all" || true
 }
 
 any_peer_answers() {
@@ -281,15 +297,38 @@ if [ -e "$PGDATA/standby.signal" ]; then
   start_standby
 fi
 
-# This member was a primary when it stopped. The operator promotes a standby only once this pod
-# has stopped, so while standbys answer a promotion may be moments away: look again after a while
-# (longer than failoverDelaySeconds' default, so a primary that crashed is failed over from rather
-# than racing the promotion) before going on as the primary. Alone, it starts at once.
-primary="$(find_primary)" || { any_peer_answers && sleep ${PRIMARY_RECHECK_SECONDS} && primary="$(find_primary)"; } || primary=""
-while [ -z "$primary" ] && newer_peer; do
-  echo "a member is on a newer timeline: this former primary was failed over from; waiting for the primary"
+# This member was a primary when it stopped. It goes on as the primary only on evidence that no
+# other member took over:
+#   another member answers as the primary, or one is on a newer timeline: it was failed over from,
+#     and follows that primary (waiting for it to answer);
+#   it is the only member: it starts at once;
+#   standbys answer and none is the primary: the operator promotes a standby only once this pod has
+#     stopped, so a promotion may be moments away: it looks again after a while (longer than
+#     failoverDelaySeconds' default, so a primary that crashed is failed over from rather than
+#     racing the promotion), then starts;
+#   other members are listed but none answers (or their names do not resolve): it keeps looking,
+#     and starts only after ${PRIMARY_UNANSWERED_SECONDS} s of that.
+primary=""
+rechecked=""
+unanswered_until=$(( $(date +%s) + ${PRIMARY_UNANSWERED_SECONDS} ))
+until primary="$(find_primary)"; do
+  primary=""
+  if newer_peer; then
+    echo "a member is on a newer timeline: this former primary was failed over from; waiting for the primary"
+  elif others="$(other_members)" && [ -z "$others" ]; then
+    break
+  elif any_peer_answers; then
+    if [ -n "$rechecked" ]; then break; fi
+    rechecked=1
+    sleep ${PRIMARY_RECHECK_SECONDS}
+    continue
+  elif [ "$(date +%s)" -ge "$unanswered_until" ]; then
+    echo "no other member answered for ${PRIMARY_UNANSWERED_SECONDS} s: going on as the primary"
+    break
+  else
+    echo "other members are listed but none answers yet: looking again"
+  fi
   sleep 2
-  primary="$(find_primary)" || primary=""
 done
 if [ -n "$primary" ]; then
   echo "$primary is the primary now: rejoining as its standby"
