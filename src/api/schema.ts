@@ -1314,6 +1314,20 @@ const postgresStatus = Type.Object(
         description: "A failover is due but held back by a guard rail, and why.",
       }),
     ),
+    targetReason: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Why targetPrimary is being promoted, written ahead with it (absent when no promotion is in flight).",
+      }),
+    ),
+    recentFailovers: Type.Optional(
+      Type.Array(dateTime(), {
+        maxItems: 100,
+        description:
+          "When the automatic failovers of the last hour were made: they count with the healer's actions against selfHealing.maxActionsPerHour.",
+      }),
+    ),
     lastFailover: Type.Optional(
       Type.Object(
         {

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { COMPONENTS, Quantity, type MemoryOverride } from "../api/index.js";
-import { rateLimited, withinWindow, RATE_WINDOW_MS } from "./healing/guard.js";
+import { rateLimited, withinWindow, RATE_WINDOW_MS } from "./shared/healing-budget.js";
 import type { NodeView } from "./shared/kube-views.js";
 import { assessNodeLoss, isNotReady } from "./healing/nodes.js";
 import { planMemoryRaise } from "./healing/oom.js";

@@ -156,6 +156,19 @@ async function rejoined(name: string, timeoutMs = 300_000): Promise<void> {
   );
 }
 
+/**
+ * What the start script of a member's current container said (its own lines, not the server's,
+ * which start with a timestamp): how a former primary decided to rejoin.
+ */
+async function startScriptLines(name: string): Promise<string> {
+  const run = await kubectl(["logs", "-n", ns, name, "-c", "postgres"]);
+  return run.stdout
+    .split("\n")
+    .filter((l) => l.trim() && !/^\d{4}-\d\d-\d\d /.test(l))
+    .slice(0, 12)
+    .join(" | ");
+}
+
 /** Deletes the primary's pod; resolves once status.postgres names another primary. */
 async function deletePrimaryPod(): Promise<{
   old: string;
@@ -307,6 +320,7 @@ describe("Postgres failover on the real node", () => {
     figures[`pod deleted: detection -> writes accepted (s)`] = ((ok - decided) / 1000).toFixed(1);
     expect(promoted.lastFailover?.reason).toBe("PrimaryPodGone");
     await rejoined(old);
+    figures["pod deleted: the former primary's start"] = await startScriptLines(old);
     const lost = await lostWrites(t0);
     figures["pod deleted: acknowledged writes lost (async)"] = String(lost.length);
     const gap = gapIn(await writerLog(), t0 - 1_000, ok + 1_000);
@@ -540,6 +554,7 @@ describe("Postgres synchronous replication on the real node", () => {
     figures["synchronous: writes acknowledged before the failover / lost"] = `${acked} / ${lost.length}`;
     expect(lost).toEqual([]);
     await rejoined(old);
+    figures["synchronous: pod deleted: the former primary's start"] = await startScriptLines(old);
     expect(sampler.doubled).toEqual([]);
   }, 900_000);
 });

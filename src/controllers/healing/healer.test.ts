@@ -107,6 +107,21 @@ describe("memory", () => {
     expect(p.requeueMs).toBe(30 * 60_000);
   });
 
+  it("counts Postgres's automatic failovers of the last hour in the same budget", () => {
+    const postgres = { recentFailovers: ["2026-11-30T02:20:00Z", "2026-11-30T01:40:00Z"] };
+    const p = pass({ selfHealing: { maxActionsPerHour: 1 } }, { postgres });
+    healOom(p, [oomKilled("ontology-service-a")]);
+    expect(p.overrides).toEqual({});
+    expect(p.withheld).toEqual([
+      "raise the memory limit of ontology-service: rate limit of 1 healing actions per hour reached",
+    ]);
+    // 02:20's failover leaves the window at 03:20 (the one of 01:40 already has).
+    expect(p.requeueMs).toBe(20 * 60_000);
+    const free = pass({ selfHealing: { maxActionsPerHour: 2 } }, { postgres });
+    healOom(free, [oomKilled("ontology-service-a")]);
+    expect(free.withheld).toEqual([]);
+  });
+
   it("drops an override once the spec's own limit passes it", () => {
     const memoryOverrides = {
       "ontology-service": { memoryLimit: "6Gi", raisedAt: "2026-11-30T02:00:00Z", raises: 1, atCap: false },

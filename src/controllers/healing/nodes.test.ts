@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rateLimited, withinWindow } from "./guard.js";
+import { rateLimited, withinWindow } from "../shared/healing-budget.js";
 import type { NodeView } from "../shared/kube-views.js";
 import {
   assessNodeLoss,

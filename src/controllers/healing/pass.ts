@@ -17,7 +17,13 @@ import type { KubeObject, ObjectRef } from "../../kube/index.js";
 import { metaTime, setCondition, type Condition, type ReadonlyStore } from "../../runtime/index.js";
 import type { ActionNote } from "../shared/act.js";
 import type { NodeView, PodView, WorkloadView } from "../shared/kube-views.js";
-import { rateLimitRetryMs, rateLimited, withinWindow, type RecentAction } from "./guard.js";
+import {
+  budgetSpentBy,
+  rateLimitRetryMs,
+  rateLimited,
+  withinWindow,
+  type RecentAction,
+} from "../shared/healing-budget.js";
 
 /** Look again at least this often while something is pending (a NotReady node, a crash loop). */
 export const PENDING_RECHECK_MS = 30_000;
@@ -85,9 +91,10 @@ export class Pass {
   /** Whether the hourly budget allows one more action; if not, says so and schedules a retry. */
   allow(what: string): boolean {
     const max = this.spec.selfHealing.maxActionsPerHour;
-    if (!rateLimited(this.recent, max)) return true;
+    const spent = budgetSpentBy(this.recent, this.platform.status?.postgres?.recentFailovers, this.now);
+    if (!rateLimited(spent, max)) return true;
     this.withheld.push(`${what}: rate limit of ${max} healing actions per hour reached`);
-    this.requeue(rateLimitRetryMs(this.recent, this.now));
+    this.requeue(rateLimitRetryMs(spent, this.now));
     return false;
   }
 

@@ -15,7 +15,13 @@ function switchoverInProgress() {
 }
 
 const NOW = new Date("2026-12-01T12:00:00Z");
-const SETTINGS = { failoverDelayMs: 5_000, maxLagBytes: 1024, cooldownMs: 30_000, automatic: true };
+const SETTINGS = {
+  failoverDelayMs: 5_000,
+  maxLagBytes: 1024,
+  cooldownMs: 30_000,
+  automatic: true,
+  maxActionsPerHour: 10,
+};
 
 const sqlArb = fc.option(
   fc.record({
@@ -286,6 +292,75 @@ describe("Postgres HA decisions (cases)", () => {
     expect(d.state.timeline).toBe(2);
     expect(d.labels).toEqual({ "postgres-0": "fenced", "postgres-1": "primary" });
     expect(d.demote).toEqual(["postgres-0"]);
+  });
+
+  it("record a promotion a later pass finds done: lastFailover with the reason written ahead, and the budget", () => {
+    const members = [
+      member(0, undefined, { pod: "absent" }),
+      member(1, { inRecovery: false, receivedLsn: 9n, timeline: 2 }),
+    ];
+    const d = decide(
+      base(members, {
+        state: { currentPrimary: "postgres-0", targetPrimary: "postgres-1", targetReason: "PrimaryPodGone" },
+      }),
+    );
+    expect(d.confirmed).toEqual({ from: "postgres-0", to: "postgres-1", reason: "PrimaryPodGone" });
+    expect(d.state.lastFailover).toEqual({
+      at: NOW.toISOString(),
+      from: "postgres-0",
+      to: "postgres-1",
+      reason: "PrimaryPodGone",
+    });
+    expect(d.state.recentFailovers).toEqual([NOW.toISOString()]);
+    expect(d.state.targetReason).toBeUndefined();
+    // The next pass sees it done: nothing is recorded twice.
+    const next = decide(base(members, { state: d.state, now: new Date(NOW.getTime() + 1_000) }));
+    expect(next.confirmed).toBeUndefined();
+    expect(next.state.lastFailover).toEqual(d.state.lastFailover);
+    // A rolling update's switchover found done is recorded, and is not a failover of the budget.
+    const rolled = decide(
+      base(members, {
+        state: { currentPrimary: "postgres-0", targetPrimary: "postgres-1", targetReason: "RollingUpdate" },
+      }),
+    );
+    expect(rolled.confirmed?.reason).toBe("RollingUpdate");
+    expect(rolled.state.recentFailovers).toBeUndefined();
+  });
+
+  it("write the reason of a promotion ahead with its target", () => {
+    const d = decide(base([member(0, undefined, { pod: "absent" }), member(1, { receivedLsn: 1n })]));
+    expect(d.state).toMatchObject({ targetPrimary: "postgres-1", targetReason: "PrimaryPodGone" });
+  });
+
+  it("hold a failover back while the hourly healing budget is spent (healer actions and failovers together)", () => {
+    const members = [member(0, undefined, { pod: "absent" }), member(1, { receivedLsn: 1n })];
+    const ago = (min: number): string => new Date(NOW.getTime() - min * 60_000).toISOString();
+    const healerActions = Array.from({ length: 6 }, (_, i) => ({
+      at: ago(50 - i),
+      component: "data-service",
+      action: "restart",
+    }));
+    const failovers = [ago(59), ago(40), ago(30), ago(20)];
+    const spent = decide(
+      base(members, {
+        healerActions,
+        state: { currentPrimary: "postgres-0", targetPrimary: "postgres-0", recentFailovers: failovers },
+      }),
+    );
+    expect(spent.promote).toBeUndefined();
+    expect(spent.withheld).toBe(
+      `the hourly budget of 10 healing actions is spent (6 by the healer, 4 failovers in the last hour): no failover until ${new Date(Date.parse(ago(59)) + 3_600_000).toISOString()}`,
+    );
+    // A failover older than an hour leaves the window and the budget: the failover goes ahead.
+    const later = decide(
+      base(members, {
+        healerActions,
+        now: new Date(NOW.getTime() + 61_000),
+        state: { currentPrimary: "postgres-0", targetPrimary: "postgres-0", recentFailovers: failovers },
+      }),
+    );
+    expect(later.promote?.to).toBe("postgres-1");
+    expect(later.state.recentFailovers).toEqual(failovers.slice(1));
   });
 
   it("hold a failover back while most nodes are down, and say so", () => {

@@ -11,6 +11,7 @@ import {
   type PostgresRole,
   type PostgresStatus,
 } from "../../api/index.js";
+import { budgetSpentBy, type RecentAction } from "../shared/healing-budget.js";
 
 /** What a member answered over SQL. */
 export interface SqlView {
@@ -62,6 +63,8 @@ export interface HaSettings {
   cooldownMs: number;
   /** spec.selfHealing.enabled: automatic failover is a healing action. */
   automatic: boolean;
+  /** spec.selfHealing.maxActionsPerHour: the budget automatic failovers share with the healer. */
+  maxActionsPerHour: number;
 }
 
 export interface SwitchoverRequest {
@@ -78,6 +81,8 @@ export interface HaInput {
   /** The nodes the platform's pods may run on. */
   nodes: { ready: number; total: number };
   switchover?: SwitchoverRequest | undefined;
+  /** The healer's actions of the last hour (status.healing.recentActions). */
+  healerActions?: readonly RecentAction[] | undefined;
 }
 
 export type PromotionReason =
@@ -109,7 +114,26 @@ export interface HaDecision {
   withheld?: string | undefined;
   /** The switchover request was refused, and why. */
   refused?: string | undefined;
+  /**
+   * A promotion written ahead on an earlier pass whose target now answers as the primary: it went
+   * through though that pass could not confirm it (recorded in lastFailover; the effect layer
+   * records its Event and metric).
+   */
+  confirmed?: { from: string; to: string; reason: string } | undefined;
 }
+
+/** A failover the operator decides by itself: it counts against the healing budget. */
+export function isAutomatic(promotion: Pick<Promotion, "planned" | "reason">): boolean {
+  return !promotion.planned && promotion.reason !== "Switchover" && promotion.reason !== "RollingUpdate";
+}
+
+/** The reasons of automatic failovers (recorded in targetReason and lastFailover). */
+const AUTOMATIC_REASONS: readonly string[] = [
+  "PrimaryPodGone",
+  "PrimaryNodeLost",
+  "PrimaryNotAnswering",
+  "PrimaryInRecovery",
+] satisfies PromotionReason[];
 
 const LSN = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/;
 
@@ -259,6 +283,10 @@ export function decide(input: HaInput): HaDecision {
   let refused: string | undefined;
   let switchover = previous.switchover;
   const state: PostgresStatus = { ...previous };
+  let confirmed: HaDecision["confirmed"];
+  const failovers = budgetSpentBy([], previous.recentFailovers, now).map((a) => a.at);
+  if (failovers.length > 0) state.recentFailovers = failovers;
+  else delete state.recentFailovers;
 
   // A promotion in flight (written ahead, then interrupted): the target answering as a primary
   // completes it; otherwise the named primary stays and the target is forgotten.
@@ -268,6 +296,11 @@ export function decide(input: HaInput): HaDecision {
   if (target && target !== primary) {
     const t = byName.get(target);
     if (t && writable(t)) {
+      const reason =
+        previous.targetReason ?? (switchover?.outcome === "InProgress" ? "Switchover" : "Unknown");
+      confirmed = { from: primary, to: target, reason };
+      state.lastFailover = { at: now.toISOString(), from: primary, to: target, reason };
+      if (AUTOMATIC_REASONS.includes(reason)) state.recentFailovers = [...failovers, now.toISOString()];
       primary = target;
       if (switchover?.outcome === "InProgress")
         switchover = { ...switchover, outcome: "Done", message: `${target} is the primary` };
@@ -300,11 +333,14 @@ export function decide(input: HaInput): HaDecision {
       promote = { from: primary, to: unfinished.name, reason: "Switchover", planned: false };
     } else if (due) {
       const candidate = freshest(promotable(members, primary));
+      const budget = budgetSpentBy(input.healerActions, failovers, now);
       if (!settings.automatic) withheld = "spec.selfHealing.enabled is false: automatic failover is off";
       else if (nodesMostlyDown)
         withheld = `${input.nodes.total - input.nodes.ready} of ${input.nodes.total} nodes are NotReady: no failover while most nodes are down`;
       else if (cooling)
         withheld = `the last promotion was ${Math.round((now.getTime() - last) / 1000)}s ago: no failover within ${settings.cooldownMs / 1000}s of another`;
+      else if (budget.length >= settings.maxActionsPerHour)
+        withheld = `the hourly budget of ${settings.maxActionsPerHour} healing actions is spent (${budget.length - failovers.length} by the healer, ${failovers.length} failovers in the last hour): no failover until ${new Date(Date.parse(budget[0]?.at ?? now.toISOString()) + 3_600_000).toISOString()}`;
       else if (!candidate) withheld = `the primary ${primary} is lost (${trouble}) and no standby answers`;
       else promote = { from: primary, to: candidate.name, reason: trouble, planned: false };
     }
@@ -372,7 +408,10 @@ export function decide(input: HaInput): HaDecision {
     state.currentPrimary = primary;
     state.targetPrimary = promote?.to ?? primary;
   }
+  if (promote) state.targetReason = promote.reason;
+  else if (state.targetPrimary === undefined || state.targetPrimary === state.currentPrimary)
+    delete state.targetReason;
   if (current && writable(current) && current.sql) state.timeline = current.sql.timeline;
   state.members = statuses;
-  return { state, labels, promote, demote, withheld, refused };
+  return { state, labels, promote, demote, withheld, refused, confirmed };
 }

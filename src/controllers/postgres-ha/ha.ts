@@ -28,7 +28,7 @@ import {
 import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
 import { POSTGRES } from "../../render/index.js";
 import type { Request, Result } from "../../runtime/index.js";
-import { act, type ActionContext, type ClusterAction } from "../shared/act.js";
+import { act, record, type ActionContext, type ClusterAction } from "../shared/act.js";
 import {
   REVISION_LABEL,
   isPodReady,
@@ -41,7 +41,7 @@ import {
 } from "../shared/kube-views.js";
 import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
-import { decide, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
+import { decide, isAutomatic, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { RELOAD_INTERVAL_MS, reloadsDue, type Reload } from "./reloads.js";
 import { decideRolling, type RollingMember } from "./rolling.js";
@@ -129,7 +129,9 @@ export class PostgresHa {
         maxLagBytes: settings.maxStandbyLagBytes,
         cooldownMs: FAILOVER_COOLDOWN_MS,
         automatic: spec.selfHealing.enabled,
+        maxActionsPerHour: spec.selfHealing.maxActionsPerHour,
       },
+      healerActions: platform.status?.healing?.recentActions,
       nodes: this.nodeCount(spec),
       switchover: switchoverRequest(platform),
     };
@@ -138,6 +140,7 @@ export class PostgresHa {
     if (decision.withheld) state.failoverWithheld = decision.withheld;
     else delete state.failoverWithheld;
 
+    if (decision.confirmed) this.recordConfirmed(ctx, decision.confirmed);
     if (decision.promote) {
       // Written ahead: a restart from here on finds the promotion in status.
       platform = await this.writeState(client, platform, { ...state, failoverWithheld: undefined });
@@ -219,7 +222,7 @@ export class PostgresHa {
         planned: true,
       };
       // Written ahead, as for any promotion: a restart from here on finds it in status.
-      const ahead = { ...state, targetPrimary: rolling.to };
+      const ahead = { ...state, targetPrimary: rolling.to, targetReason: promotion.reason };
       await writeAhead(ahead);
       return this.carryOut(ctx, sql, promotion, observed, ahead, now);
     } else if (rolling.action === "wait") {
@@ -359,13 +362,17 @@ export class PostgresHa {
     const asked = promotion.planned && promotion.reason === "Switchover";
     const fromIp = observed.pods.get(from)?.status?.podIP;
     const toIp = observed.pods.get(to)?.status?.podIP;
-    const back = (message: string, outcome: "Refused" | undefined): PostgresStatus => ({
-      ...state,
-      targetPrimary: from,
-      ...(state.switchover && asked && outcome
-        ? { switchover: { ...state.switchover, outcome, message } }
-        : {}),
-    });
+    const back = (message: string, outcome: "Refused" | undefined): PostgresStatus => {
+      const next: PostgresStatus = {
+        ...state,
+        targetPrimary: from,
+        ...(state.switchover && asked && outcome
+          ? { switchover: { ...state.switchover, outcome, message } }
+          : {}),
+      };
+      delete next.targetReason;
+      return next;
+    };
     if (!toIp) return back(`${to} has no address`, "Refused");
 
     if (promotion.planned && fromIp) {
@@ -450,7 +457,11 @@ export class PostgresHa {
       targetPrimary: to,
       members,
       lastFailover: { at: now.toISOString(), from, to, reason: promotion.reason },
+      ...(isAutomatic(promotion)
+        ? { recentFailovers: [...(state.recentFailovers ?? []), now.toISOString()] }
+        : {}),
     };
+    delete next.targetReason;
     delete next.primaryUnreachableSince;
     delete next.failoverWithheld;
     if (timeline > 0) next.timeline = timeline;
@@ -466,6 +477,22 @@ export class PostgresHa {
         message: `${to} is the primary; ${from} rejoins as a standby`,
       };
     return next;
+  }
+
+  /**
+   * A promotion an earlier pass wrote ahead and could not confirm (pg_promote() timed out, or the
+   * operator stopped in between) went through: its Event, audit line and metric, as a promotion
+   * confirmed at once has them.
+   */
+  private recordConfirmed(ctx: ActionContext, confirmed: NonNullable<HaDecision["confirmed"]>): void {
+    const { from, to, reason } = confirmed;
+    this.deps.metrics.confirmed(reason);
+    record(ctx, {
+      verb: "promote",
+      target: podRef(ctx.platform.metadata?.namespace ?? "", to),
+      reason: "PostgresPromotionConfirmed",
+      message: `Postgres: ${to} answers as the primary; its promotion (${reason}) from ${from} went through though the pass that made it could not confirm it`,
+    });
   }
 
   /** Waits until the old primary has stopped: its pod gone, replaced, or its containers stopped. */

@@ -33,6 +33,11 @@ export class PostgresHaMetrics {
     this.promoteSeconds.observe({ reason }, seconds);
   }
 
+  /** A promotion found done on a later pass: counted; its duration is not known. */
+  confirmed(reason: string): void {
+    this.promotions.inc({ reason });
+  }
+
   lag(platform: OntoPlatform, member: string, bytes: number): void {
     this.lagBytes.set(
       { namespace: platform.metadata.namespace, platform: platform.metadata.name, member },

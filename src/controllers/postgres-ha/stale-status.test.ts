@@ -21,9 +21,9 @@ const PROMOTED: PostgresStatus = {
 };
 
 // Why Postgres HA decides from the status it last wrote (shared/status-writer.ts) until the cache
-// shows it: decide() from an older status.postgres loses the failover record or fails over twice.
+// shows it: decide() from an older status.postgres records the failover twice or fails over twice.
 describe("a pass decided from a status older than the controller's last write", () => {
-  it("is needed: a pass decided from the status before the promotion's write loses lastFailover or fails over twice", () => {
+  it("is needed: a pass decided from the status before the promotion's write records it twice or fails over twice", () => {
     // postgres-0's pod is gone; postgres-1 was just promoted; postgres-2 streams.
     const members: MemberView[] = [
       { name: "postgres-0", pod: "absent", nodeReady: false },
@@ -46,17 +46,26 @@ describe("a pass decided from a status older than the controller's last write", 
       members,
       state,
       now: NOW,
-      settings: { failoverDelayMs: 5_000, maxLagBytes: 1 << 20, cooldownMs: 30_000, automatic: true },
+      settings: {
+        failoverDelayMs: 5_000,
+        maxLagBytes: 1 << 20,
+        cooldownMs: 30_000,
+        automatic: true,
+        maxActionsPerHour: 10,
+      },
       nodes: { ready: 1, total: 1 },
     });
     // From the status as written: nothing to do, the cooldown holds.
     const fromWritten = decide(input(PROMOTED));
     expect(fromWritten.promote).toBeUndefined();
     expect(fromWritten.state.lastFailover).toEqual(PROMOTED.lastFailover);
-    // From the write-ahead copy: the promotion completes again, but the record of it is lost.
-    const fromAhead = decide(input(AHEAD));
+    // From the write-ahead copy: the promotion is found done again and recorded a second time, at
+    // this pass's time (a second Event, and a second failover in the hourly budget).
+    const fromAhead = decide(input({ ...AHEAD, targetReason: "PrimaryPodGone" }));
     expect(fromAhead.state.currentPrimary).toBe("postgres-1");
-    expect(fromAhead.state.lastFailover).toBeUndefined();
+    expect(fromAhead.confirmed).toBeDefined();
+    expect(fromAhead.state.lastFailover?.at).not.toBe(PROMOTED.lastFailover?.at);
+    expect(fromAhead.state.recentFailovers).toHaveLength(1);
     // From the copy before the write-ahead: postgres-2 promoted too, and the new primary demoted.
     const fromBefore = decide(input(BEFORE));
     expect(fromBefore.promote).toMatchObject({ from: "postgres-0", to: "postgres-2" });

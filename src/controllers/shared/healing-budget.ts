@@ -1,5 +1,6 @@
-// The hourly rate limit on healing actions (selfHealing.maxActionsPerHour). The actions of the
-// last hour live in status.healing.recentActions, so an operator restart does not reset the count.
+// The hourly budget of automatic actions (selfHealing.maxActionsPerHour), shared by the healer and
+// Postgres HA's failovers. The healer's actions of the last hour live in status.healing.recentActions,
+// the failovers in status.postgres.recentFailovers, so an operator restart does not reset the count.
 export interface RecentAction {
   at: string;
   component: string;
@@ -19,6 +20,26 @@ export function withinWindow(actions: readonly RecentAction[] | undefined, now: 
       return Number.isFinite(at) && at > from;
     })
     .slice(-MAX_KEPT);
+}
+
+/**
+ * The healer's actions and Postgres HA's automatic failovers (status.postgres.recentFailovers) of
+ * the last hour, oldest first: one budget, selfHealing.maxActionsPerHour, covers both.
+ */
+export function budgetSpentBy(
+  actions: readonly RecentAction[] | undefined,
+  failovers: readonly string[] | undefined,
+  now: Date,
+): RecentAction[] {
+  const promotions = (failovers ?? []).map((at): RecentAction => ({
+    at,
+    component: "postgres",
+    action: "failover",
+  }));
+  return withinWindow(
+    [...(actions ?? []), ...promotions].sort((a, b) => Date.parse(a.at) - Date.parse(b.at)),
+    now,
+  );
 }
 
 /** Whether one more action would exceed `maxPerHour`. */
