@@ -156,8 +156,10 @@ function primaryTrouble(m: MemberView | undefined): PromotionReason | undefined 
   // The operator labels every pod it sees; one without a role label that does not answer is a pod
   // the StatefulSet made since: the primary's pod was deleted and replaced between two looks.
   if (!m.sql && m.label === undefined) return "PrimaryPodGone";
-  if (!m.nodeReady) return "PrimaryNodeLost";
-  if (!m.sql) return "PrimaryNotAnswering";
+  // A NotReady node whose primary still answers lost its kubelet, not its network: the primary
+  // serves, and a standby promoted beside it would be a second primary (it cannot be stopped
+  // through a kubelet that is gone). Lost and silent, it is failed over from at once.
+  if (!m.sql) return m.nodeReady ? "PrimaryNotAnswering" : "PrimaryNodeLost";
   if (m.sql.inRecovery) return "PrimaryInRecovery";
   return undefined;
 }
