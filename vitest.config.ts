@@ -1,11 +1,12 @@
 import { defineConfig } from "vitest/config";
 
-// Six projects: `unit` needs no cluster (src/**/*.test.ts); `programs` runs rendered scripts
+// Seven projects: `unit` needs no cluster (src/**/*.test.ts); `programs` runs rendered scripts
 // with the real programs as processes on loopback; `cluster` runs against one real local control
 // plane that test/support/global-setup.ts starts once and stops after the run, on its KWOK nodes;
 // `autoscaling` is the cluster's HPA and VPA files; `cluster-alone` the cluster files that disturb
 // everything else on the cluster; `real` runs against the same cluster's real node (kubelet,
-// containerd, the kernel), for what only real containers show.
+// containerd, the kernel), for what only real containers show; `real-two-nodes` runs on a cluster
+// of its own with two real nodes.
 //
 // Which of them run side by side is decided by `npm test` (scripts/test-all.ts), which runs them in
 // several vitest processes on one cluster. A plain `vitest run` runs every project in one process:
@@ -106,6 +107,20 @@ export default defineConfig({
           // suites (other nodes, other namespaces), never beside `cluster-alone`.
           fileParallelism: false,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          // A cluster of its own with two real nodes (test/support/global-setup-two-nodes.ts):
+          // a node lost while the members on the other node carry on.
+          name: "real-two-nodes",
+          include: ["test/real-two-nodes/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["test/support/global-setup-two-nodes.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 3 },
         },
       },
     ],

@@ -8,7 +8,8 @@
 //     unit 1769 s);
 //   - the files that mostly wait (`autoscaling` on the HPA controller's and the VPA recommender's
 //     periods, `cluster-waits` on a node's grace period and upgrade soaks: about 10 minutes of
-//     little CPU), so that they do not lengthen either of the other two;
+//     little CPU), so that they do not lengthen either of the other two, and after them
+//     `real-two-nodes` on a cluster of its own with two real nodes;
 // and after all three, the files that disturb everyone on the cluster (`cluster-alone`: an API-server
 // restart, timing-sensitive leader failover), by themselves. It prints each run's output (the
 // others' when they end, not interleaved), then the failed tests of all runs and one total
@@ -19,7 +20,7 @@ import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { clusterDown, clusterUp } from "../src/localcluster/launcher.js";
-import { testRealNodes, testStateDir } from "../test/support/state-dir.js";
+import { testRealNodes, testStateDir, twoNodesStateDir } from "../test/support/state-dir.js";
 
 interface Run {
   name: string;
@@ -85,13 +86,18 @@ async function runAll(): Promise<number> {
 
   const outcomes: Outcome[] = [];
   try {
-    const beside = [
-      start({ name: "real-programs-unit", projects: ["real", "programs", "unit"], live: false }),
-      start({ name: "waits", projects: ["autoscaling", "cluster-waits"], live: false }),
-    ];
+    const real = start({ name: "real-programs-unit", projects: ["real", "programs", "unit"], live: false });
+    // The waits end well before the other two: the two-real-node cluster starts then, in the slack.
+    const waitsThenTwoNodes = start({
+      name: "waits",
+      projects: ["autoscaling", "cluster-waits"],
+      live: false,
+    }).then(async (waits) => [
+      waits,
+      await start({ name: "two-nodes", projects: ["real-two-nodes"], live: false }),
+    ]);
     outcomes.push(await start({ name: "kwok", projects: ["cluster"], live: true }));
-    for (const run of beside) {
-      const done = await run;
+    for (const done of [await real, ...(await waitsThenTwoNodes)]) {
       console.log(`\n======== ${done.name} (ran beside the run above) ========\n${done.output}`);
       outcomes.push(done);
     }
@@ -100,7 +106,10 @@ async function runAll(): Promise<number> {
     );
     outcomes.push(await start({ name: "cluster-alone", projects: ["cluster-alone"], live: true }));
   } finally {
-    if (process.env.ONTO_KEEP_CLUSTER !== "1") await clusterDown({ stateDir });
+    if (process.env.ONTO_KEEP_CLUSTER !== "1") {
+      await clusterDown({ stateDir });
+      await clusterDown({ stateDir: twoNodesStateDir() });
+    }
   }
 
   let passed = 0;

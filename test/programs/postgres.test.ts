@@ -358,4 +358,27 @@ describe("Postgres rendered for a pod, run with the real server", () => {
       reloadsDue({ members: again, lastReloadAt: new Map(), now: new Date(), intervalMs: 60_000 }),
     ).toEqual([]);
   });
+
+  it("shuts the primary down over SQL as the operator does on a lost node: it stops, its standbys hold its last write", async () => {
+    const password = secretValue(objects, POSTGRES.secret, POSTGRES.passwordKey);
+    const memberSql = new PgMemberSql(() => ({ user: POSTGRES.user, password }));
+    const primary = [0, 1, 2].find(isPrimary) ?? -1;
+    const standbys = [0, 1, 2].filter((o) => o !== primary);
+    sql(m(primary), ip(primary), "INSERT INTO notes VALUES (5, 'the last write before the shutdown')");
+    await memberSql.shutDown(ip(primary));
+    await until(`postgres-${primary} stopped`, () => !m(primary).running, 30_000, []);
+    expect(await memberSql.observe(ip(primary))).toBeUndefined();
+    expect(m(primary).logTail(30)).toContain("fast shutdown request");
+    // A fast shutdown hands the connected standbys every WAL record before the server exits.
+    for (const o of standbys)
+      await until(
+        `row 5 on postgres-${o}`,
+        () => sql(m(o), ip(o), "SELECT count(*) FROM notes WHERE id = 5") === "1",
+        10_000,
+        members,
+      );
+    m(primary).start();
+    await waitReady(m(primary), 90_000);
+    expect(isPrimary(primary)).toBe(true);
+  });
 });

@@ -42,7 +42,12 @@ export interface RealPlatform {
  * Local PVs for every claim the platform's StatefulSets make (src/localcluster/local-volumes.ts:
  * the default class's host-path volumes ignore fsGroup, so non-root databases could not write).
  */
-export async function provisionVolumes(client: KubeClient, platform: OntoPlatform): Promise<void> {
+export async function provisionVolumes(
+  client: KubeClient,
+  platform: OntoPlatform,
+  /** The real node a claim's volume is on (default: the first real node). */
+  nodeOf?: (claim: string) => string | undefined,
+): Promise<void> {
   const { namespace } = platform.metadata;
   const spec = resolveSpec(platform.spec);
   const objects = renderPlatform({
@@ -53,7 +58,10 @@ export async function provisionVolumes(client: KubeClient, platform: OntoPlatfor
     capabilities: { serviceMonitor: false, verticalPodAutoscaler: false },
     generateSecret: ({ length }) => "x".repeat(length),
   });
-  const claims = claimsOfRendered(objects, namespace, REAL_NODE_SELECTOR, realNodes()[0] ?? "");
+  const claims = claimsOfRendered(objects, namespace, REAL_NODE_SELECTOR, realNodes()[0] ?? "").map((c) => {
+    const node = c.realNode ? nodeOf?.(c.name) : undefined;
+    return node ? { ...c, realNode: node } : c;
+  });
   await ensureLocalVolumes(client, clusterStateDir(), claims);
 }
 
@@ -72,6 +80,8 @@ export async function startRealPlatform(
     customize?: (platform: OntoPlatform) => void;
     /** Runs in the namespace before the platform is applied (a user's own Secrets). */
     prepare?: (client: KubeClient, namespace: string) => Promise<void>;
+    /** The real node a claim's volume is on (default: the first real node). */
+    volumeNode?: (claim: string) => string | undefined;
     timeoutMs?: number;
   } = {},
 ): Promise<RealPlatform & { platform: OntoPlatform }> {
@@ -84,7 +94,7 @@ export async function startRealPlatform(
   platform.spec.global = { ...platform.spec.global, storageClass: LOCAL_STORAGE_CLASS };
   opts.customize?.(platform);
   await opts.prepare?.(client, namespace);
-  await provisionVolumes(client, platform);
+  await provisionVolumes(client, platform, opts.volumeNode);
   await client.apply(platform);
   await waitForPhase(client, namespace, platform.metadata.name, "Running", opts.timeoutMs ?? 420_000);
   return { client, namespace, name: platform.metadata.name, operator, platform };

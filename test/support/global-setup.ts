@@ -4,8 +4,9 @@
 // never by starting their own. The real node is tainted, so the `cluster` tests, which never
 // tolerate it, keep running on KWOK nodes only.
 //
-// Every cluster project names this file; vitest runs it once per project in the same process, so
-// the cluster is shared through a counter on globalThis (one start, stopped by the last teardown).
+// Every cluster project names this file (or global-setup-two-nodes.ts, a cluster of its own with
+// two real nodes); vitest runs it once per project in the same process, so a cluster is shared
+// through a counter on globalThis per state directory (one start, stopped by the last teardown).
 // `npm test` (scripts/test-all.ts) runs several vitest processes on one cluster: it starts the
 // cluster first and sets ONTO_KEEP_CLUSTER=1, so each process reuses it and none stops it.
 import type { TestProject } from "vitest/node";
@@ -14,19 +15,25 @@ import { testRealNodes, testStateDir } from "./state-dir.js";
 
 interface Shared {
   users: number;
-  started?: Promise<ClusterInfo>;
+  started?: Promise<ClusterInfo> | undefined;
 }
 
-const key = Symbol.for("onto-operator.test-cluster");
-const registry = globalThis as unknown as Record<symbol, Shared | undefined>;
+const key = Symbol.for("onto-operator.test-clusters");
+const registry = globalThis as unknown as Record<symbol, Map<string, Shared> | undefined>;
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const stateDir = testStateDir();
-  const shared = (registry[key] ??= { users: 0 });
+/** Starts (or joins) the cluster kept in `stateDir` for `project`; resolves to its teardown. */
+export async function provideCluster(
+  project: TestProject,
+  stateDir: string,
+  realNodes: number,
+): Promise<() => Promise<void>> {
+  const clusters = (registry[key] ??= new Map<string, Shared>());
+  const shared = clusters.get(stateDir) ?? { users: 0 };
+  clusters.set(stateDir, shared);
   shared.users++;
   shared.started ??= clusterUp({
     stateDir,
-    realNodes: testRealNodes(),
+    realNodes,
     progress: (line) => console.log(`[cluster] ${line}`),
   });
   const info = await shared.started;
@@ -41,6 +48,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (process.env.ONTO_KEEP_CLUSTER === "1") return;
     await clusterDown({ stateDir });
   };
+}
+
+export default function setup(project: TestProject): Promise<() => Promise<void>> {
+  return provideCluster(project, testStateDir(), testRealNodes());
 }
 
 declare module "vitest" {

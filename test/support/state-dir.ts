@@ -11,3 +11,8 @@ export function testRealNodes(): number {
   const value = Number.parseInt(process.env.ONTO_TEST_REAL_NODES ?? "1", 10);
   return Number.isNaN(value) ? 1 : value;
 }
+
+/** Where the two-real-node cluster of the `real-two-nodes` project keeps its state. */
+export function twoNodesStateDir(): string {
+  return `${testStateDir()}-two-nodes`;
+}

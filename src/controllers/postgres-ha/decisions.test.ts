@@ -363,7 +363,7 @@ describe("Postgres HA decisions (cases)", () => {
     expect(later.state.recentFailovers).toEqual(failovers.slice(1));
   });
 
-  it("fail over at once from a primary whose node is lost and who does not answer, not from one that still answers", () => {
+  it("fail over at once from a primary whose node is lost, whether it still answers or not", () => {
     const standby = member(1, { receivedLsn: 1n });
     const silent = decide(base([member(0, undefined, { nodeReady: false, label: "primary" }), standby]));
     expect(silent.promote).toEqual({
@@ -372,13 +372,12 @@ describe("Postgres HA decisions (cases)", () => {
       reason: "PrimaryNodeLost",
       planned: false,
     });
-    // The kubelet is gone but the server answers as the primary: it goes on serving.
+    // The kubelet is gone but the server answers: failed over from too (ha.ts shuts it down first).
     const serving = decide(
       base([member(0, { inRecovery: false, receivedLsn: 1n }, { nodeReady: false }), standby]),
     );
-    expect(serving.promote).toBeUndefined();
-    expect(serving.state.primaryUnreachableSince).toBeUndefined();
-    expect(serving.labels["postgres-0"]).toBe("primary");
+    expect(serving.promote).toMatchObject({ to: "postgres-1", reason: "PrimaryNodeLost" });
+    expect(serving.labels["postgres-0"]).toBe("fenced");
   });
 
   it("hold a failover back while most nodes are down, and say so", () => {

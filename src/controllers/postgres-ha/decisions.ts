@@ -156,10 +156,12 @@ function primaryTrouble(m: MemberView | undefined): PromotionReason | undefined 
   // The operator labels every pod it sees; one without a role label that does not answer is a pod
   // the StatefulSet made since: the primary's pod was deleted and replaced between two looks.
   if (!m.sql && m.label === undefined) return "PrimaryPodGone";
-  // A NotReady node whose primary still answers lost its kubelet, not its network: the primary
-  // serves, and a standby promoted beside it would be a second primary (it cannot be stopped
-  // through a kubelet that is gone). Lost and silent, it is failed over from at once.
-  if (!m.sql) return m.nodeReady ? "PrimaryNotAnswering" : "PrimaryNodeLost";
+  // Its node lost: the kubelet that would stop or replace the pod is gone, and the healer frees the
+  // pods stranded there after nodeLossGraceSeconds. It is failed over from at once; one that still
+  // answers is first shut down over SQL by the effect layer (ha.ts), so it never serves beside
+  // the standby promoted.
+  if (!m.nodeReady) return "PrimaryNodeLost";
+  if (!m.sql) return "PrimaryNotAnswering";
   if (m.sql.inRecovery) return "PrimaryInRecovery";
   return undefined;
 }

@@ -3,7 +3,8 @@
 // carries the decision out through act() (Event, audit line, onto_actions_total):
 //   role labels  patch each pod's onto.paas/postgres-role (the Services select by it);
 //   promotion    write status.postgres.targetPrimary ahead, fence the old primary (label; for a
-//                switchover also no more writes and the target caught up), pg_promote() the
+//                switchover also no more writes and the target caught up; on a lost node where it
+//                still answers, a fast shutdown asked over SQL), pg_promote() the
 //                target, label it primary, record it (status, Event, audit, metric);
 //   demotion     delete a pod that answers as a primary but is not the primary: it starts again,
 //                finds the primary and rejoins as its standby (pg_rewind or a fresh clone);
@@ -390,15 +391,28 @@ export class PostgresHa {
         return back(`${to} did not receive the primary's last WAL within ${CATCH_UP_MS / 1000}s`, "Refused");
       }
     } else if (fromIp) {
-      // The primary may have come back since it was looked at.
       const again = await sql.observe(fromIp);
-      if (
-        again &&
-        !again.inRecovery &&
-        observed.pods.get(from) &&
-        !isTerminating(observed.pods.get(from) as Pod)
-      )
-        return back(`${from} answers again`, undefined);
+      const fromPresent = observed.pods.get(from);
+      if (again && !again.inRecovery && fromPresent && !isTerminating(fromPresent)) {
+        // The primary may have come back since it was looked at.
+        if (promotion.reason !== "PrimaryNodeLost") return back(`${from} answers again`, undefined);
+        // Its node is lost but it answers: no kubelet is left to stop it, so it is shut down over
+        // SQL, and the standby is promoted only once it no longer answers.
+        const shut = await act(ctx, {
+          verb: "fence",
+          target: podRef(ns, from),
+          reason: "PostgresShutDown",
+          message: `Postgres ${from} still answers on its lost node ${fromPresent.spec?.nodeName ?? "?"}: shut down over SQL (fast shutdown) before ${to} is promoted, so it never takes writes beside it`,
+          warning: true,
+          label: `shut down ${from}`,
+          run: async () => {
+            await sql.shutDown(fromIp);
+            return true;
+          },
+        });
+        if (!shut.ok || !(await this.waitSilent(sql, fromIp)))
+          return back(`${from} answers on a lost node and did not shut down`, undefined);
+      }
     }
 
     const fromPod = observed.pods.get(from);
@@ -493,6 +507,17 @@ export class PostgresHa {
       reason: "PostgresPromotionConfirmed",
       message: `Postgres: ${to} answers as the primary; its promotion (${reason}) from ${from} went through though the pass that made it could not confirm it`,
     });
+  }
+
+  /** Waits until the server at `ip` no longer answers as a primary (shut down, or in recovery). */
+  private async waitSilent(sql: MemberSql, ip: string): Promise<boolean> {
+    const deadline = Date.now() + STOP_WAIT_MS;
+    while (Date.now() < deadline) {
+      const answer = await sql.observe(ip);
+      if (!answer || answer.inRecovery) return true;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return false;
   }
 
   /** Waits until the old primary has stopped: its pod gone, replaced, or its containers stopped. */

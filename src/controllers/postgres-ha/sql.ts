@@ -1,8 +1,8 @@
 // What the operator asks of Postgres members, over SQL with the platform's generated superuser
 // credentials (pg, one short connection per question): what a member is and how far its WAL goes,
-// promote a standby (pg_promote), make a primary stop taking writes before a switchover, keep a
-// replication slot for every member on the primary, and make a member read its configuration files
-// again (pg_reload_conf). No pods/exec: the operator reaches the pods' addresses like any client of
+// promote a standby (pg_promote), make a primary stop taking writes before a switchover, shut down
+// a primary whose node is lost, keep a replication slot for every member on the primary, and make a
+// member read its configuration files again (pg_reload_conf). No pods/exec: the operator reaches the pods' addresses like any client of
 // the database.
 import pg from "pg";
 import { POSTGRES } from "../../render/index.js";
@@ -20,6 +20,11 @@ export interface MemberSql {
   /** Makes the primary refuse writes and ends its client sessions; resolves to its WAL position then. */
   stopWrites(host: string): Promise<bigint>;
   resumeWrites(host: string): Promise<void>;
+  /**
+   * Asks the server for a fast shutdown (it ends every session, this one too, and hands connected
+   * standbys its last WAL); resolves once asked.
+   */
+  shutDown(host: string): Promise<void>;
   /** Creates the physical replication slots missing on the primary; resolves to those made. */
   ensureSlots(host: string, slots: readonly string[]): Promise<string[]>;
   /** Makes the member read its configuration files again (pg_reload_conf()). */
@@ -150,6 +155,22 @@ export class PgMemberSql implements MemberSql {
     await this.with(host, async (c) => {
       await c.query("ALTER SYSTEM RESET default_transaction_read_only");
       await c.query("SELECT pg_reload_conf()");
+    });
+  }
+
+  // SQL has no shutdown command. A superuser can run a program as the server's OS user (COPY TO
+  // PROGRAM): that program signals the postmaster (SIGINT: fast shutdown), whose PID is the first
+  // line of postmaster.pid in the data directory (pg_read_file). Used on a primary whose node is
+  // lost: no kubelet is left to stop its pod, and the operator needs no pods/exec.
+  async shutDown(host: string): Promise<void> {
+    await this.with(host, async (c) => {
+      const row = (await c.query("SELECT split_part(pg_read_file('postmaster.pid'), E'\\n', 1) AS pid"))
+        .rows[0] as { pid: string } | undefined;
+      const pid = Number(row?.pid);
+      if (!Number.isInteger(pid) || pid < 1)
+        throw new Error(`no postmaster PID in postmaster.pid (${row?.pid})`);
+      // The shutdown ends this session as well: an error from here on is the shutdown under way.
+      await c.query(`COPY (SELECT 1) TO PROGRAM 'kill -INT ${pid}'`).catch(() => undefined);
     });
   }
 
