@@ -99,6 +99,9 @@ beforeAll(async () => {
     user: systemUser("postgres"),
     binPath: "/usr/lib/postgresql/15/bin",
     translations: [
+      // The harness has no cluster DNS: the headless Service lists the one member, which is this one.
+      [`getent ahostsv4 postgres-headless.${NS}.svc | awk '{print $1}' | sort -u`, `echo ${pgIp}`],
+      [`getent ahostsv4 "$HOSTNAME" | awk 'NR == 1 {print $1}'`, `echo ${pgIp}`],
       ["listen_addresses=*", `listen_addresses=${pgIp}`],
       ["127.0.0.1", pgIp],
     ],
