@@ -366,7 +366,9 @@ describe("Postgres rendered for a pod, run with the real server", () => {
     const standbys = [0, 1, 2].filter((o) => o !== primary);
     sql(m(primary), ip(primary), "INSERT INTO notes VALUES (5, 'the last write before the shutdown')");
     await memberSql.shutDown(ip(primary));
-    await until(`postgres-${primary} stopped`, () => !m(primary).running, 30_000, []);
+    // Sessions are refused from the start of the shutdown; the port closes once the server exited.
+    await until(`postgres-${primary} exited (port closed)`, () => memberSql.exited(ip(primary)), 30_000, []);
+    await until(`postgres-${primary} stopped`, () => !m(primary).running, 10_000, []);
     expect(await memberSql.observe(ip(primary))).toBeUndefined();
     expect(m(primary).logTail(30)).toContain("fast shutdown request");
     // A fast shutdown hands the connected standbys every WAL record before the server exits.
@@ -380,5 +382,6 @@ describe("Postgres rendered for a pod, run with the real server", () => {
     m(primary).start();
     await waitReady(m(primary), 90_000);
     expect(isPrimary(primary)).toBe(true);
+    expect(await memberSql.exited(ip(primary))).toBe(false);
   });
 });

@@ -410,7 +410,7 @@ export class PostgresHa {
             return true;
           },
         });
-        if (!shut.ok || !(await this.waitSilent(sql, fromIp)))
+        if (!shut.ok || !(await this.waitExited(sql, fromIp)))
           return back(`${from} answers on a lost node and did not shut down`, undefined);
       }
     }
@@ -509,13 +509,17 @@ export class PostgresHa {
     });
   }
 
-  /** Waits until the server at `ip` no longer answers as a primary (shut down, or in recovery). */
-  private async waitSilent(sql: MemberSql, ip: string): Promise<boolean> {
+  /**
+   * Waits until the server at `ip` has exited (its port closed): only then have its WAL senders
+   * handed the standbys everything, the shutdown checkpoint included. Promoted when it merely
+   * refused sessions, a standby missed that checkpoint while another received it, and that one
+   * could then not follow the new timeline (it had WAL past the fork point).
+   */
+  private async waitExited(sql: MemberSql, ip: string): Promise<boolean> {
     const deadline = Date.now() + STOP_WAIT_MS;
     while (Date.now() < deadline) {
-      const answer = await sql.observe(ip);
-      if (!answer || answer.inRecovery) return true;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (await sql.exited(ip)) return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return false;
   }

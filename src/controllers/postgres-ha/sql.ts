@@ -4,6 +4,7 @@
 // a primary whose node is lost, keep a replication slot for every member on the primary, and make a
 // member read its configuration files again (pg_reload_conf). No pods/exec: the operator reaches the pods' addresses like any client of
 // the database.
+import { connect } from "node:net";
 import pg from "pg";
 import { POSTGRES } from "../../render/index.js";
 import { parseLsn, type FileSetting, type SqlView } from "./decisions.js";
@@ -25,6 +26,12 @@ export interface MemberSql {
    * standbys its last WAL); resolves once asked.
    */
   shutDown(host: string): Promise<void>;
+  /**
+   * Whether nothing listens at the member's port (its postmaster has exited). A server shutting
+   * down already refuses sessions ("the database system is shutting down") while its WAL senders
+   * still hand the standbys its shutdown checkpoint; only once the port is closed is that done.
+   */
+  exited(host: string): Promise<boolean>;
   /** Creates the physical replication slots missing on the primary; resolves to those made. */
   ensureSlots(host: string, slots: readonly string[]): Promise<string[]>;
   /** Makes the member read its configuration files again (pg_reload_conf()). */
@@ -171,6 +178,19 @@ export class PgMemberSql implements MemberSql {
         throw new Error(`no postmaster PID in postmaster.pid (${row?.pid})`);
       // The shutdown ends this session as well: an error from here on is the shutdown under way.
       await c.query(`COPY (SELECT 1) TO PROGRAM 'kill -INT ${pid}'`).catch(() => undefined);
+    });
+  }
+
+  exited(host: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const socket = connect({ host, port: POSTGRES.port });
+      const done = (exited: boolean): void => {
+        socket.destroy();
+        resolve(exited);
+      };
+      socket.setTimeout(CONNECT_TIMEOUT_MS, () => done(false));
+      socket.once("connect", () => done(false));
+      socket.once("error", (err: NodeJS.ErrnoException) => done(err.code === "ECONNREFUSED"));
     });
   }
 
