@@ -21,6 +21,7 @@ import {
   startScriptLines,
   startWriter,
   state,
+  onlyPostgresReal,
   useHaPlatform,
   writerLog,
 } from "../real/postgres-ha-support.js";
@@ -66,17 +67,7 @@ beforeAll(async () => {
   kubeletPid = record.pid;
   await loadImages(["postgres"]);
   p = await startRealPlatform("pgnode", {
-    customize: (platform) => {
-      // Only Postgres runs for real: the rest of the platform stays on the simulated nodes.
-      const spec = platform.spec;
-      for (const c of [
-        spec.infrastructure?.redis,
-        spec.infrastructure?.minio,
-        spec.controlPlane?.authService,
-        spec.dataPlane?.dataService,
-      ])
-        if (c) delete c.nodePool;
-    },
+    customize: onlyPostgresReal,
     // postgres-0 (the first primary) on the node to lose, the standbys on the other.
     volumeNode: (claim) => (claim.endsWith("-postgres-0") ? lostNode : keptNode),
   });

@@ -18,6 +18,18 @@ let p: RealPlatform;
 let ns = "";
 let password = "";
 
+/** Only Postgres runs for real: the rest of the platform stays on the simulated nodes. */
+export function onlyPostgresReal(platform: OntoPlatform): void {
+  const spec = platform.spec;
+  for (const c of [
+    spec.infrastructure?.redis,
+    spec.infrastructure?.minio,
+    spec.controlPlane?.authService,
+    spec.dataPlane?.dataService,
+  ])
+    if (c) delete c.nodePool;
+}
+
 /** The platform the functions below look at, and its Postgres password. */
 export function useHaPlatform(platform: RealPlatform, postgresPassword: string): void {
   p = platform;

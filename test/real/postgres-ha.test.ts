@@ -35,6 +35,7 @@ import {
   startScriptLines,
   startWriter,
   state,
+  onlyPostgresReal,
   useHaPlatform,
   writerLog,
 } from "./postgres-ha-support.js";
@@ -50,17 +51,7 @@ beforeAll(async () => {
   realNodes();
   await loadImages(["postgres"]);
   p = await startRealPlatform("pgha", {
-    customize: (platform) => {
-      // Only Postgres runs for real: the rest of the platform stays on the simulated nodes.
-      const spec = platform.spec;
-      for (const c of [
-        spec.infrastructure?.redis,
-        spec.infrastructure?.minio,
-        spec.controlPlane?.authService,
-        spec.dataPlane?.dataService,
-      ])
-        if (c) delete c.nodePool;
-    },
+    customize: onlyPostgresReal,
   });
   ns = p.namespace;
   password = await postgresPassword(ns);
