@@ -11,7 +11,7 @@ import {
   type PostgresRole,
   type PostgresStatus,
 } from "../../api/index.js";
-import { budgetSpentBy, type RecentAction } from "../shared/healing-budget.js";
+import { budgetSpentBy, rateLimitRetryMs, rateLimited, type RecentAction } from "../shared/healing-budget.js";
 
 /** What a member answered over SQL. */
 export interface SqlView {
@@ -122,11 +122,6 @@ export interface HaDecision {
   confirmed?: { from: string; to: string; reason: string } | undefined;
 }
 
-/** A failover the operator decides by itself: it counts against the healing budget. */
-export function isAutomatic(promotion: Pick<Promotion, "planned" | "reason">): boolean {
-  return !promotion.planned && promotion.reason !== "Switchover" && promotion.reason !== "RollingUpdate";
-}
-
 /** The reasons of automatic failovers (recorded in targetReason and lastFailover). */
 const AUTOMATIC_REASONS: readonly string[] = [
   "PrimaryPodGone",
@@ -134,6 +129,11 @@ const AUTOMATIC_REASONS: readonly string[] = [
   "PrimaryNotAnswering",
   "PrimaryInRecovery",
 ] satisfies PromotionReason[];
+
+/** A failover the operator decides by itself: it counts against the healing budget. */
+export function isAutomatic(promotion: Pick<Promotion, "planned" | "reason">): boolean {
+  return !promotion.planned && AUTOMATIC_REASONS.includes(promotion.reason);
+}
 
 const LSN = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/;
 
@@ -343,8 +343,8 @@ export function decide(input: HaInput): HaDecision {
         withheld = `${input.nodes.total - input.nodes.ready} of ${input.nodes.total} nodes are NotReady: no failover while most nodes are down`;
       else if (cooling)
         withheld = `the last promotion was ${Math.round((now.getTime() - last) / 1000)}s ago: no failover within ${settings.cooldownMs / 1000}s of another`;
-      else if (budget.length >= settings.maxActionsPerHour)
-        withheld = `the hourly budget of ${settings.maxActionsPerHour} healing actions is spent (${budget.length - failovers.length} by the healer, ${failovers.length} failovers in the last hour): no failover until ${new Date(Date.parse(budget[0]?.at ?? now.toISOString()) + 3_600_000).toISOString()}`;
+      else if (rateLimited(budget, settings.maxActionsPerHour))
+        withheld = `the hourly budget of ${settings.maxActionsPerHour} healing actions is spent (${budget.length - failovers.length} by the healer, ${failovers.length} failovers in the last hour): no failover until ${new Date(now.getTime() + rateLimitRetryMs(budget, now)).toISOString()}`;
       else if (!candidate) withheld = `the primary ${primary} is lost (${trouble}) and no standby answers`;
       else promote = { from: primary, to: candidate.name, reason: trouble, planned: false };
     }

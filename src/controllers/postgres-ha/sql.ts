@@ -2,8 +2,8 @@
 // credentials (pg, one short connection per question): what a member is and how far its WAL goes,
 // promote a standby (pg_promote), make a primary stop taking writes before a switchover, shut down
 // a primary whose node is lost, keep a replication slot for every member on the primary, and make a
-// member read its configuration files again (pg_reload_conf). No pods/exec: the operator reaches the pods' addresses like any client of
-// the database.
+// member read its configuration files again (pg_reload_conf). No pods/exec: the operator reaches
+// the pods' addresses like any client of the database.
 import { connect } from "node:net";
 import pg from "pg";
 import { POSTGRES } from "../../render/index.js";

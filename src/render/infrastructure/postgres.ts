@@ -167,7 +167,7 @@ newer_peer() {
 # when the headless Service's name does not resolve, which is not the same as having no peers.
 other_members() {
   local all self
-  all="$(getent ahostsv4 ${hosts.headless} | awk '{print $1}' | sort -u)" || return 1
+  all="$(peers)" || return 1
   self="$(getent ahostsv4 "$HOSTNAME" | awk 'NR == 1 {print $1}')" || return 1
   grep -vxF -e "$self" <<<"$all" || true
 }
