@@ -113,7 +113,8 @@ describe("Postgres HA decisions (properties)", () => {
         expect(to?.nodeReady).toBe(true);
         expect(to?.sql?.inRecovery).toBe(true);
         expect(d.promote.to).not.toBe(d.promote.from);
-        if (d.promote.planned) return; // a switchover goes where it is asked to
+        // A switchover goes where it is asked to; a promotion written ahead is completed.
+        if (d.promote.planned || d.promote.resumed) return;
         const mine = lsnOf(to);
         for (const other of input.members) {
           if (other.name === d.promote.from || other.pod !== "present" || !other.nodeReady) continue;
@@ -144,6 +145,12 @@ describe("Postgres HA decisions (properties)", () => {
       fc.property(inputArb, (input) => {
         const d = decide(input);
         if (!d.promote || d.promote.planned) return;
+        if (d.promote.resumed) {
+          // A promotion an earlier pass wrote ahead may be under way: it is completed, whatever the
+          // primary answers now.
+          expect(d.promote.to).toBe(input.state?.targetPrimary);
+          return;
+        }
         const from = input.members.find((m) => m.name === d.promote?.from);
         expect(from?.pod === "present" && from.nodeReady && from.sql && !from.sql.inRecovery).toBeFalsy();
         const last = input.state?.lastFailover;
@@ -516,8 +523,47 @@ describe("Postgres HA decisions (cases)", () => {
       member(2, { receivedLsn: 1000n, streaming: false }),
     ];
     const d = decide(base(members, { state, switchover }));
-    expect(d.promote).toEqual({ from: "postgres-0", to: "postgres-1", reason: "Switchover", planned: false });
+    expect(d.promote).toEqual({
+      from: "postgres-0",
+      to: "postgres-1",
+      reason: "Switchover",
+      planned: false,
+      resumed: true,
+    });
     expect(d.state.switchover?.outcome).toBe("InProgress");
+  });
+
+  it("complete a failover written ahead whose target is still a standby, though the old primary answers again", () => {
+    // A pass promoted postgres-2 (postgres-0 missed its looks on a loaded node) and pg_promote()
+    // timed out; postgres-2 may be promoting. Undone, postgres-0 would go on writable beside it.
+    const members = [
+      member(0, { inRecovery: false, receivedLsn: 100n }, { label: "fenced" }),
+      member(1, { receivedLsn: 100n }),
+      member(2, { receivedLsn: 90n }),
+    ];
+    const state = {
+      currentPrimary: "postgres-0",
+      targetPrimary: "postgres-2",
+      targetReason: "PrimaryNotAnswering",
+    };
+    const d = decide(base(members, { state }));
+    expect(d.promote).toEqual({
+      from: "postgres-0",
+      to: "postgres-2",
+      reason: "PrimaryNotAnswering",
+      planned: false,
+      resumed: true,
+    });
+    expect(d.state).toMatchObject({ currentPrimary: "postgres-0", targetPrimary: "postgres-2" });
+    expect(d.labels["postgres-0"]).toBe(POSTGRES_ROLES.fenced);
+    // A target that can no longer be promoting (its pod gone) is forgotten: the primary goes on.
+    const gone = decide(
+      base([members[0] as MemberView, members[1] as MemberView, member(2, undefined, { pod: "absent" })], {
+        state,
+      }),
+    );
+    expect(gone.promote).toBeUndefined();
+    expect(gone.state.targetPrimary).toBe("postgres-0");
   });
 
   it("answer a switchover in progress when the primary is lost and another member is promoted", () => {

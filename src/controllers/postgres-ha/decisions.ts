@@ -85,14 +85,20 @@ export interface HaInput {
   healerActions?: readonly RecentAction[] | undefined;
 }
 
-export type PromotionReason =
-  | "PrimaryPodGone"
-  | "PrimaryNodeLost"
-  | "PrimaryNotAnswering"
-  | "PrimaryInRecovery"
-  | "Switchover"
-  /** A planned switchover of the rolling update (rolling.ts): the primary is replaced last. */
-  | "RollingUpdate";
+const PROMOTION_REASONS = [
+  "PrimaryPodGone",
+  "PrimaryNodeLost",
+  "PrimaryNotAnswering",
+  "PrimaryInRecovery",
+  "Switchover",
+  // A planned switchover of the rolling update (rolling.ts): the primary is replaced last.
+  "RollingUpdate",
+] as const;
+export type PromotionReason = (typeof PROMOTION_REASONS)[number];
+
+function isPromotionReason(reason: string): reason is PromotionReason {
+  return (PROMOTION_REASONS as readonly string[]).includes(reason);
+}
 
 export interface Promotion {
   from: string;
@@ -100,6 +106,13 @@ export interface Promotion {
   reason: PromotionReason;
   /** A switchover: the old primary is made read-only and the target catches up before it is promoted. */
   planned: boolean;
+  /**
+   * An earlier pass wrote this promotion ahead and may have asked the target to promote already
+   * (pg_promote() that timed out, or an operator stopped in between). A promotion asked for cannot
+   * be called back, so it is completed, never undone: the old primary steps down even when it
+   * answers again.
+   */
+  resumed?: boolean;
 }
 
 export interface HaDecision {
@@ -295,20 +308,21 @@ export function decide(input: HaInput): HaDecision {
   // A promotion in flight (written ahead, then interrupted): the target answering as a primary
   // completes it; otherwise the named primary stays and the target is forgotten.
   const target = previous.targetPrimary;
-  /** A switchover whose promotion did not confirm after the old primary had stepped down. */
+  const targetReason =
+    previous.targetReason ?? (switchover?.outcome === "InProgress" ? "Switchover" : "Unknown");
+  /** A promotion written ahead whose target is still a standby that could be promoted. */
   let unfinished: MemberView | undefined;
   if (target && target !== primary) {
     const t = byName.get(target);
     if (t && writable(t)) {
-      const reason =
-        previous.targetReason ?? (switchover?.outcome === "InProgress" ? "Switchover" : "Unknown");
+      const reason = targetReason;
       confirmed = { from: primary, to: target, reason };
       state.lastFailover = { at: now.toISOString(), from: primary, to: target, reason };
       if (AUTOMATIC_REASONS.includes(reason)) state.recentFailovers = [...failovers, now.toISOString()];
       primary = target;
       if (switchover?.outcome === "InProgress")
         switchover = { ...switchover, outcome: "Done", message: `${target} is the primary` };
-    } else if (switchover?.outcome === "InProgress" && t && promotable([t], primary).length === 1) {
+    } else if (t && promotable([t], primary).length === 1) {
       unfinished = t;
     }
   }
@@ -329,13 +343,23 @@ export function decide(input: HaInput): HaDecision {
     const since = previous.primaryUnreachableSince ?? now.toISOString();
     state.primaryUnreachableSince = since;
     due = immediate(trouble) || now.getTime() - Date.parse(since) >= settings.failoverDelayMs;
+  }
+  if (unfinished && !nodesMostlyDown) {
+    // A promotion written ahead did not confirm (a connection that timed out, or the operator
+    // stopped in between) and its target is still a standby: the target may be promoting right
+    // now, so it is promoted again, not another standby, and the primary named does not go on
+    // beside it even when it answers again (it was taken for the primary and written to).
+    promote = {
+      from: primary,
+      to: unfinished.name,
+      reason: isPromotionReason(targetReason) ? targetReason : "Switchover",
+      planned: false,
+      resumed: true,
+    };
+  } else if (trouble !== undefined) {
     const last = previous.lastFailover ? Date.parse(previous.lastFailover.at) : Number.NaN;
     const cooling = Number.isFinite(last) && now.getTime() - last < settings.cooldownMs;
-    if (unfinished && !nodesMostlyDown) {
-      // The old primary stepped down for a switchover and the target's promotion did not confirm
-      // (a connection that timed out): the target is promoted again, not another standby.
-      promote = { from: primary, to: unfinished.name, reason: "Switchover", planned: false };
-    } else if (due) {
+    if (due) {
       const candidate = freshest(promotable(members, primary));
       const budget = budgetSpentBy(input.healerActions, failovers, now);
       if (!settings.automatic) withheld = "spec.selfHealing.enabled is false: automatic failover is off";

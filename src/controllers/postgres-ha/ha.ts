@@ -364,6 +364,12 @@ export class PostgresHa {
     const fromIp = observed.pods.get(from)?.status?.podIP;
     const toIp = observed.pods.get(to)?.status?.podIP;
     const back = (message: string, outcome: "Refused" | undefined): PostgresStatus => {
+      // A promotion that may have been asked for already stays written ahead: the next pass
+      // completes it.
+      if (promotion.resumed) {
+        this.deps.logger.warn({ from, to }, `resuming the promotion waits: ${message}`);
+        return state;
+      }
       const next: PostgresStatus = {
         ...state,
         targetPrimary: from,
@@ -395,14 +401,19 @@ export class PostgresHa {
       const fromPresent = observed.pods.get(from);
       if (again && !again.inRecovery && fromPresent && !isTerminating(fromPresent)) {
         // The primary may have come back since it was looked at.
-        if (promotion.reason !== "PrimaryNodeLost") return back(`${from} answers again`, undefined);
-        // Its node is lost but it answers: no kubelet is left to stop it, so it is shut down over
-        // SQL, and the standby is promoted only once it no longer answers.
+        const nodeLost = promotion.reason === "PrimaryNodeLost";
+        if (!nodeLost && !promotion.resumed) return back(`${from} answers again`, undefined);
+        // Its node is lost but it answers (no kubelet is left to stop it), or the target may be
+        // promoting already: it is shut down over SQL, and the standby is promoted only once it
+        // no longer answers.
+        const why = nodeLost
+          ? `still answers on its lost node ${fromPresent.spec?.nodeName ?? "?"}`
+          : `answers as the primary while the promotion of ${to} asked for earlier may be under way`;
         const shut = await act(ctx, {
           verb: "fence",
           target: podRef(ns, from),
           reason: "PostgresShutDown",
-          message: `Postgres ${from} still answers on its lost node ${fromPresent.spec?.nodeName ?? "?"}: shut down over SQL (fast shutdown) before ${to} is promoted, so it never takes writes beside it`,
+          message: `Postgres ${from} ${why}: shut down over SQL (fast shutdown) before ${to} is promoted, so it never takes writes beside it`,
           warning: true,
           label: `shut down ${from}`,
           run: async () => {
@@ -411,7 +422,7 @@ export class PostgresHa {
           },
         });
         if (!shut.ok || !(await this.waitExited(sql, fromIp)))
-          return back(`${from} answers on a lost node and did not shut down`, undefined);
+          return back(`${from} ${why} and did not shut down`, undefined);
       }
     }
 
