@@ -435,10 +435,33 @@ export class PostgresHa {
     if (promotion.planned && fromPod && !isTerminating(fromPod)) {
       // The old primary stops before the target is promoted: its fast shutdown sends the shutdown
       // checkpoint to every standby, so none holds WAL past the new timeline's fork point (one
-      // that did could not follow the new primary). Its pod starts again and finds the new primary.
-      await this.demote(ctx, ns, fromPod, "switched over");
-      const stopped = await this.waitStopped(ns, fromPod);
-      if (!stopped) this.deps.logger.warn({ from }, "the old primary did not stop in time; promoting anyway");
+      // that did could not follow the new primary). Asked over SQL, its port closes as soon as that
+      // is done, without waiting for the kubelet to stop the container and report it; the container
+      // starts again, finds the new primary and rejoins as its standby (a rolling update replaces
+      // its pod afterwards, as it does any standby on an old revision). When that cannot be asked,
+      // its pod is deleted instead.
+      const stepped =
+        fromIp !== undefined &&
+        (
+          await act(ctx, {
+            verb: "fence",
+            target: podRef(ns, from),
+            reason: "PostgresSteppedDown",
+            message: `Postgres switchover: ${from} shut down over SQL (fast shutdown) before ${to} is promoted; it starts again as a standby`,
+            label: `shut down ${from}`,
+            run: async () => {
+              await sql.shutDown(fromIp);
+              return true;
+            },
+          })
+        ).ok &&
+        (await this.waitExited(sql, fromIp));
+      if (!stepped) {
+        await this.demote(ctx, ns, fromPod, "switched over");
+        const stopped = await this.waitStopped(ns, fromPod);
+        if (!stopped)
+          this.deps.logger.warn({ from }, "the old primary did not stop in time; promoting anyway");
+      }
     }
     const started = Date.now();
     let timeline = 0;
@@ -467,6 +490,14 @@ export class PostgresHa {
       };
     }
     await act(ctx, labelAction(ctx, to, POSTGRES_ROLES.primary));
+    await sql
+      .checkpoint(toIp)
+      .catch((err: unknown) =>
+        this.deps.logger.warn(
+          { to, error: String(err) },
+          "no checkpoint on the new primary after its promotion",
+        ),
+      );
     this.deps.metrics.promoted(promotion.reason, (Date.now() - started) / 1000);
     this.deps.logger.info({ from, to, reason: promotion.reason, timeline }, "postgres promoted");
     const members = (state.members ?? []).map((m) =>

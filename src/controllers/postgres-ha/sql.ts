@@ -17,7 +17,10 @@ export interface Credentials {
 /** How the operator talks to one member; an interface so the controller can be driven in tests. */
 export interface MemberSql {
   observe(host: string): Promise<SqlView | undefined>;
+  /** pg_promote() and waits for it; resolves to the new timeline. */
   promote(host: string): Promise<number>;
+  /** CHECKPOINT: a promoted member's new timeline reaches its control file (pg_rewind reads it there). */
+  checkpoint(host: string): Promise<void>;
   /** Makes the primary refuse writes and ends its client sessions; resolves to its WAL position then. */
   stopWrites(host: string): Promise<bigint>;
   resumeWrites(host: string): Promise<void>;
@@ -127,9 +130,6 @@ export class PgMemberSql implements MemberSql {
         const done = (await c.query(`SELECT pg_promote(true, ${PROMOTE_WAIT_SECONDS}) AS done`)).rows[0] as
           { done: boolean } | undefined;
         if (!done?.done) throw new Error(`pg_promote did not finish within ${PROMOTE_WAIT_SECONDS}s`);
-        // The new timeline reaches the control file at the next checkpoint; until then a former
-        // primary's pg_rewind sees one timeline and rewinds nothing (it then never streams).
-        await c.query("CHECKPOINT");
         // A member fenced for a switchover earlier still has writes off in its own settings.
         await c.query("ALTER SYSTEM RESET default_transaction_read_only");
         await c.query("SELECT pg_reload_conf()");
@@ -141,6 +141,15 @@ export class PgMemberSql implements MemberSql {
       // and a promotion given up at connect leaves a switchover's old primary already stopped.
       PROMOTE_CONNECT_TIMEOUT_MS,
     );
+  }
+
+  // The new timeline reaches the control file at the next checkpoint; until then a former primary's
+  // pg_rewind sees one timeline and rewinds nothing (it then never streams). Asked once the new
+  // primary takes writes, as a checkpoint of a busy server takes a while.
+  async checkpoint(host: string): Promise<void> {
+    await this.with(host, async (c) => {
+      await c.query("CHECKPOINT");
+    });
   }
 
   async stopWrites(host: string): Promise<bigint> {
