@@ -95,6 +95,8 @@ export async function leaderFreeze(cluster: Cluster, rounds: number, t = FAST_LE
   const failovers: number[] = [];
   const exits: number[] = [];
   let splitWrites = 0;
+  /** What each write by an old leader after the takeover was, to find where it slipped through. */
+  const splitDetails: string[] = [];
   let refusedAfterThaw = 0;
   let kept = 0;
   try {
@@ -133,7 +135,15 @@ export async function leaderFreeze(cluster: Cluster, rounds: number, t = FAST_LE
       else exits.push(exited - thawedAt);
       await sleep(500); // the watch delivers the last writes
       const acquired = acquiredAt(record.events, standby.name, before);
-      if (acquired !== undefined) splitWrites += writesBy(record.events, leader.name, acquired).length;
+      const split = acquired === undefined ? [] : writesBy(record.events, leader.name, acquired);
+      splitWrites += split.length;
+      for (const write of split) {
+        const lastBefore = leader.lines.filter((l) => l.msg === "write accepted" && l.at < stoppedAt).at(-1);
+        const afterThaw = leader.lines.filter((l) => l.at >= thawedAt).map((l) => l.msg);
+        splitDetails.push(
+          `round ${round + 1}: ${leader.name} seq ${write.object.metadata?.annotations?.seq ?? "?"} at rv ${write.rv} (lease taken at rv ${String(acquired)}); its last write logged before the freeze: seq ${typeof lastBefore?.seq === "number" ? lastBefore.seq : "none"}; its lines after the thaw: ${afterThaw.join(", ") || "none"}`,
+        );
+      }
       refusedAfterThaw += count(leader, "write refused", thawedAt);
       if (leader.alive()) {
         leader.process.kill("SIGKILL");
@@ -151,7 +161,7 @@ export async function leaderFreeze(cluster: Cluster, rounds: number, t = FAST_LE
     found:
       splitWrites === 0 && kept === 0
         ? `no write by an old leader after the takeover; every thawed leader exited`
-        : `${splitWrites} writes by old leaders after the takeover; ${kept} thawed leaders kept running`,
+        : `${splitWrites} writes by old leaders after the takeover; ${kept} thawed leaders kept running${splitDetails.length ? ` (${splitDetails.join("; ")})` : ""}`,
     figures: {
       "split-brain writes": splitWrites,
       "writes refused by the thawed leader": refusedAfterThaw,
