@@ -315,10 +315,9 @@ export function decide(input: HaInput): HaDecision {
   if (target && target !== primary) {
     const t = byName.get(target);
     if (t && writable(t)) {
-      const reason = targetReason;
-      confirmed = { from: primary, to: target, reason };
-      state.lastFailover = { at: now.toISOString(), from: primary, to: target, reason };
-      if (AUTOMATIC_REASONS.includes(reason)) state.recentFailovers = [...failovers, now.toISOString()];
+      confirmed = { from: primary, to: target, reason: targetReason };
+      state.lastFailover = { at: now.toISOString(), from: primary, to: target, reason: targetReason };
+      if (AUTOMATIC_REASONS.includes(targetReason)) state.recentFailovers = [...failovers, now.toISOString()];
       primary = target;
       if (switchover?.outcome === "InProgress")
         switchover = { ...switchover, outcome: "Done", message: `${target} is the primary` };

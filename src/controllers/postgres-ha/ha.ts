@@ -409,20 +409,12 @@ export class PostgresHa {
         const why = nodeLost
           ? `still answers on its lost node ${fromPresent.spec?.nodeName ?? "?"}`
           : `answers as the primary while the promotion of ${to} asked for earlier may be under way`;
-        const shut = await act(ctx, {
-          verb: "fence",
-          target: podRef(ns, from),
+        const exited = await this.shutDown(ctx, sql, from, fromIp, {
           reason: "PostgresShutDown",
           message: `Postgres ${from} ${why}: shut down over SQL (fast shutdown) before ${to} is promoted, so it never takes writes beside it`,
           warning: true,
-          label: `shut down ${from}`,
-          run: async () => {
-            await sql.shutDown(fromIp);
-            return true;
-          },
         });
-        if (!shut.ok || !(await this.waitExited(sql, fromIp)))
-          return back(`${from} ${why} and did not shut down`, undefined);
+        if (!exited) return back(`${from} ${why} and did not shut down`, undefined);
       }
     }
 
@@ -442,20 +434,11 @@ export class PostgresHa {
       // its pod is deleted instead.
       const stepped =
         fromIp !== undefined &&
-        (
-          await act(ctx, {
-            verb: "fence",
-            target: podRef(ns, from),
-            reason: "PostgresSteppedDown",
-            message: `Postgres switchover: ${from} shut down over SQL (fast shutdown) before ${to} is promoted; it starts again as a standby`,
-            label: `shut down ${from}`,
-            run: async () => {
-              await sql.shutDown(fromIp);
-              return true;
-            },
-          })
-        ).ok &&
-        (await this.waitExited(sql, fromIp));
+        (await this.shutDown(ctx, sql, from, fromIp, {
+          reason: "PostgresSteppedDown",
+          message: `Postgres switchover: ${from} shut down over SQL (fast shutdown) before ${to} is promoted; it starts again as a standby`,
+          warning: false,
+        }));
       if (!stepped) {
         await this.demote(ctx, ns, fromPod, "switched over");
         const stopped = await this.waitStopped(ns, fromPod);
@@ -549,6 +532,30 @@ export class PostgresHa {
       reason: "PostgresPromotionConfirmed",
       message: `Postgres: ${to} answers as the primary; its promotion (${reason}) from ${from} went through though the pass that made it could not confirm it`,
     });
+  }
+
+  /**
+   * Asks the member `name` at `ip` for a fast shutdown over SQL (recorded as `event`) and waits
+   * until it has exited; true once it has.
+   */
+  private async shutDown(
+    ctx: ActionContext,
+    sql: MemberSql,
+    name: string,
+    ip: string,
+    event: { reason: string; message: string; warning: boolean },
+  ): Promise<boolean> {
+    const shut = await act(ctx, {
+      verb: "fence",
+      target: podRef(ctx.platform.metadata?.namespace ?? "", name),
+      ...event,
+      label: `shut down ${name}`,
+      run: async () => {
+        await sql.shutDown(ip);
+        return true;
+      },
+    });
+    return shut.ok && (await this.waitExited(sql, ip));
   }
 
   /**

@@ -137,9 +137,9 @@ export async function leaderFreeze(cluster: Cluster, rounds: number, t = FAST_LE
       const acquired = acquiredAt(record.events, standby.name, before);
       const split = acquired === undefined ? [] : writesBy(record.events, leader.name, acquired);
       splitWrites += split.length;
+      const lastBefore = leader.lines.filter((l) => l.msg === "write accepted" && l.at < stoppedAt).at(-1);
+      const afterThaw = leader.lines.filter((l) => l.at >= thawedAt).map((l) => l.msg);
       for (const write of split) {
-        const lastBefore = leader.lines.filter((l) => l.msg === "write accepted" && l.at < stoppedAt).at(-1);
-        const afterThaw = leader.lines.filter((l) => l.at >= thawedAt).map((l) => l.msg);
         splitDetails.push(
           `round ${round + 1}: ${leader.name} seq ${write.object.metadata?.annotations?.seq ?? "?"} at rv ${write.rv} (lease taken at rv ${String(acquired)}); its last write logged before the freeze: seq ${typeof lastBefore?.seq === "number" ? lastBefore.seq : "none"}; its lines after the thaw: ${afterThaw.join(", ") || "none"}`,
         );
