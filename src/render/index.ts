@@ -91,6 +91,7 @@ export {
   type OptionalApi,
 } from "./kinds.js";
 export { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";
+export { TLS_KEYS } from "./tls.js";
 export {
   DECLARED_CHANGES,
   RESTART_REASONS,

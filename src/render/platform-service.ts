@@ -8,7 +8,16 @@ import { info, mainResources, workloadBase, type RenderContext, placementFor } f
 import { KAFKA, MINIO, NESSIE, POSTGRES, REDIS, TEMPORAL } from "./endpoints.js";
 import type { Container, EnvVar, Toleration, Volume } from "./objects.js";
 import { secretEnv } from "./secrets.js";
-import { TLS_DIR, TLS_KEYS, clientTrustEnv, minioUrl, platformTlsSecret } from "./tls.js";
+import {
+  TLS_DIR,
+  TLS_KEYS,
+  clientTrustEnv,
+  kafkaClientTlsEnv,
+  minioUrl,
+  platformTlsSecret,
+  postgresClientTlsEnv,
+  redisClientTlsEnv,
+} from "./tls.js";
 import { otlpEndpoint } from "./tracing.js";
 import { buildWorkload, configMapName, type ServicePort, type ComponentObjects } from "./workload.js";
 
@@ -82,6 +91,7 @@ export function serviceConfig(
           DATABASE_NAME: POSTGRES.database,
           DATABASE_SCHEMA: name.replace(/-/g, "_"),
           DATABASE_USER: POSTGRES.user,
+          ...postgresClientTlsEnv(ctx),
         });
         break;
       case "redis":
@@ -94,10 +104,12 @@ export function serviceConfig(
                 REDIS_MASTER_NAME: REDIS.masterName,
               }
             : { REDIS_MODE: "standalone", REDIS_ADDR: `${REDIS.service}:${REDIS.port}` },
+          redisClientTlsEnv(ctx),
         );
         break;
       case "kafka":
         config.KAFKA_BOOTSTRAP_SERVERS = `${KAFKA.service}:${KAFKA.port}`;
+        Object.assign(config, kafkaClientTlsEnv(ctx));
         break;
       case "minio":
         config.S3_ENDPOINT = minioUrl(ctx);

@@ -1002,6 +1002,78 @@ describe("the platform's TLS links (global.tlsEnabled)", () => {
     expect(options).toContain("-Djavax.net.ssl.trustStore=/nessie/truststore/cacerts");
   });
 
+  it("Postgres serves the certificate, takes network connections only over TLS, and streams over verified TLS", () => {
+    const config = get(tls, "ConfigMap", "postgres-config").data as Record<string, string>;
+    expect(config["pg_hba.conf"]).toMatch(/^hostssl all all all scram-sha-256$/m);
+    expect(config["pg_hba.conf"]).toMatch(/^hostssl replication replicator all scram-sha-256$/m);
+    expect(config["pg_hba.conf"]).not.toMatch(/^host /m);
+    const script = config["entrypoint.sh"]!;
+    expect(script).toContain(
+      "-c 'ssl=on' -c 'ssl_cert_file=/etc/onto/tls/tls.crt' -c 'ssl_key_file=/etc/onto/tls/tls.key'",
+    );
+    expect(script).toContain("sslmode=verify-full sslrootcert=/etc/onto/tls/ca.crt");
+    const spec = pod(tls, "StatefulSet", "postgres");
+    // Postgres refuses a key file that others may read or the group may write.
+    expect(spec.volumes?.find((v) => v.name === "tls")?.secret).toEqual({
+      secretName: "onto-tls",
+      defaultMode: 0o440,
+    });
+    expect(spec.securityContext?.fsGroup).toBe(999);
+    const env = Object.fromEntries((spec.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({ PGSSLMODE: "verify-ca", PGSSLROOTCERT: "/etc/onto/tls/ca.crt" });
+    const service = get(tls, "ConfigMap", "auth-service-config").data as Record<string, string>;
+    expect(service).toMatchObject({
+      DATABASE_SSLMODE: "verify-full",
+      DATABASE_SSLROOTCERT: "/etc/onto/tls/ca.crt",
+    });
+  });
+
+  it("Redis and its Sentinels listen only on TLS, replicate over it, and every redis-cli verifies the chain", () => {
+    const config = get(tls, "ConfigMap", "redis-config").data as Record<string, string>;
+    for (const line of [
+      "port 0",
+      "tls-port 6379",
+      "tls-replication yes",
+      "tls-cert-file /etc/onto/tls/tls.crt",
+    ])
+      expect(config["redis.conf"]).toContain(line);
+    expect(config["start-sentinel.sh"]).toContain('echo "tls-port 26379"');
+    expect(config["start-sentinel.sh"]).toContain('echo "port 0"');
+    for (const script of ["start-redis.sh", "start-sentinel.sh"])
+      expect(
+        config[script]!.match(/redis-cli(?! --tls --cacert \/etc\/onto\/tls\/ca\.crt)/g),
+        script,
+      ).toBeNull();
+    const spec = pod(tls, "StatefulSet", "redis");
+    for (const c of spec.containers) {
+      expect(JSON.stringify(c.readinessProbe ?? c.livenessProbe)).toContain("redis-cli --tls --cacert");
+      expect((c.volumeMounts as { name: string }[]).map((m) => m.name)).toContain("tls");
+    }
+    expect((get(tls, "ConfigMap", "auth-service-config").data as Record<string, string>).REDIS_TLS).toBe(
+      "true",
+    );
+  });
+
+  it("Kafka's listeners (clients, brokers, controllers) speak TLS from a PEM keystore written at start", () => {
+    const spec = pod(tls, "StatefulSet", "kafka");
+    const env = Object.fromEntries((spec.containers[0]!.env ?? []).map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      KAFKA_LISTENERS: "CLIENTS://:9092,CONTROLLER://:9093",
+      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: "CONTROLLER:SSL,CLIENTS:SSL",
+      KAFKA_INTER_BROKER_LISTENER_NAME: "CLIENTS",
+      KAFKA_SSL_KEYSTORE_TYPE: "PEM",
+      KAFKA_SSL_TRUSTSTORE_LOCATION: "/etc/onto/tls/ca.crt",
+    });
+    // The image's start script takes an advertised listener named SSL as a request for JKS files.
+    expect(env.KAFKA_ADVERTISED_LISTENERS).not.toMatch(/SSL:/);
+    expect(spec.initContainers?.map((c) => c.name)).toEqual(["keystore"]);
+    const job = tls.find((o) => o.kind === "Job" && o.metadata.name.startsWith("kafka-topics-"))!;
+    expect(JSON.stringify(job)).toContain("--command-config /tmp/client.properties");
+    expect(
+      (get(tls, "ConfigMap", "data-service-config").data as Record<string, string>).KAFKA_SECURITY_PROTOCOL,
+    ).toBe("SSL");
+  });
+
   it("without tlsEnabled every link stays plaintext and nothing mounts the certificate", () => {
     const minio = pod(plain, "StatefulSet", "minio");
     expect(minio.containers[0]!.command).not.toContain("--certs-dir");
@@ -1012,5 +1084,18 @@ describe("the platform's TLS links (global.tlsEnabled)", () => {
     );
     expect(get(plain, "ConfigMap", "data-service-config").data).not.toHaveProperty("TLS_CA_FILE");
     expect(pod(plain, "StatefulSet", "nessie").initContainers).toBeUndefined();
+    for (const component of ["postgres", "redis", "kafka"])
+      expect(
+        pod(plain, "StatefulSet", component).volumes?.some((v) => v.name === "tls") ?? false,
+        component,
+      ).toBe(false);
+    const pgConfig = get(plain, "ConfigMap", "postgres-config").data as Record<string, string>;
+    expect(pgConfig["pg_hba.conf"]).toMatch(/^host all all all scram-sha-256$/m);
+    expect(pgConfig["entrypoint.sh"]).not.toContain("ssl=on");
+    expect((get(plain, "ConfigMap", "redis-config").data as Record<string, string>)["redis.conf"]).toMatch(
+      /^port 6379$/m,
+    );
+    const plainService = get(plain, "ConfigMap", "auth-service-config").data as Record<string, string>;
+    for (const key of ["DATABASE_SSLMODE", "REDIS_TLS"]) expect(plainService).not.toHaveProperty(key);
   });
 });

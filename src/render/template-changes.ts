@@ -137,6 +137,20 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a former Postgres primary goes on as the primary only when it is the only member, or standbys answer and none took over; while the other members are listed but none answers it keeps looking (up to 60 s), so a pod whose first seconds of network fail does not start as a second primary beside a promoted standby",
   },
+  {
+    revision: 17,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "Postgres takes its client authentication rules from its ConfigMap (hba_file), the same on every member; with global.tlsEnabled it serves the platform certificate (ssl=on), accepts network connections only over TLS, and its standbys stream over verified TLS",
+  },
+  {
+    revision: 18,
+    components: "all",
+    kinds: ["ConfigMap", "StatefulSet", "Deployment"],
+    restart: "config",
+    why: "with global.tlsEnabled, Redis and its Sentinels speak only TLS with the platform certificate (replication and Sentinel links too), Kafka's client, inter-broker and controller listeners speak TLS (a PEM keystore written by an init container), and the platform services are told so (REDIS_TLS, KAFKA_SECURITY_PROTOCOL=SSL) and to verify Postgres (DATABASE_SSLMODE=verify-full, DATABASE_SSLROOTCERT)",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -70,9 +70,14 @@ func checksFromEnv() ([]check, error) {
 		return nil, err
 	}
 	if host := os.Getenv("DATABASE_HOST"); host != "" {
-		dsn := fmt.Sprintf("host=%s port=%s dbname=%s user=%s password=%s connect_timeout=3 sslmode=disable",
+		// DATABASE_SSLMODE and DATABASE_SSLROOTCERT are libpq's sslmode and sslrootcert (verify-full
+		// with the platform CA when the platform's links use TLS).
+		dsn := fmt.Sprintf("host=%s port=%s dbname=%s user=%s password=%s connect_timeout=3 sslmode=%s",
 			host, env("DATABASE_PORT", "5432"), env("DATABASE_NAME", "onto"), env("DATABASE_USER", "onto"),
-			os.Getenv("DATABASE_PASSWORD"))
+			os.Getenv("DATABASE_PASSWORD"), env("DATABASE_SSLMODE", "disable"))
+		if root := os.Getenv("DATABASE_SSLROOTCERT"); root != "" {
+			dsn += " sslrootcert=" + root
+		}
 		checks = append(checks, check{"postgres", func(ctx context.Context) error {
 			conn, err := pgx.Connect(ctx, dsn)
 			if err != nil {
@@ -83,6 +88,12 @@ func checksFromEnv() ([]check, error) {
 			return conn.QueryRow(ctx, "SELECT 1").Scan(&one)
 		}})
 	}
+	// REDIS_TLS: Redis and its Sentinels speak only TLS; the chain and each server's name (the
+	// Sentinels name the primary by its pod's headless name) are verified against TLS_CA_FILE.
+	var redisTLS *tls.Config
+	if os.Getenv("REDIS_TLS") == "true" {
+		redisTLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
 	switch os.Getenv("REDIS_MODE") {
 	case "sentinel":
 		client := redis.NewFailoverClient(&redis.FailoverOptions{
@@ -90,6 +101,7 @@ func checksFromEnv() ([]check, error) {
 			SentinelAddrs: strings.Split(os.Getenv("REDIS_SENTINEL_ADDRS"), ","),
 			Password:      os.Getenv("REDIS_PASSWORD"),
 			DialTimeout:   3 * time.Second,
+			TLSConfig:     redisTLS,
 		})
 		checks = append(checks, check{"redis", redisCheck(client)})
 	case "standalone":
@@ -97,6 +109,7 @@ func checksFromEnv() ([]check, error) {
 			Addr:        os.Getenv("REDIS_ADDR"),
 			Password:    os.Getenv("REDIS_PASSWORD"),
 			DialTimeout: 3 * time.Second,
+			TLSConfig:   redisTLS,
 		})
 		checks = append(checks, check{"redis", redisCheck(client)})
 	}

@@ -26,6 +26,8 @@ export interface SqlView {
   timeline: number;
   /** Each reloadable setting its configuration files give (absent: not read). See reloads.ts. */
   fileSettings?: FileSetting[] | undefined;
+  /** The serial of the certificate it serves (upper-case hex); absent: it serves no TLS. */
+  certificateSerial?: string | undefined;
 }
 
 /** One setting of POSTGRES.reloadableSettings on one member: its files' value and the value it runs. */

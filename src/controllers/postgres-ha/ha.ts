@@ -11,10 +11,12 @@
 //   slots        a replication slot for every other member on the primary, so standbys stream
 //                through a slot after a failover too;
 //   reload       pg_reload_conf() on a member whose configuration files give a reloadable setting
-//                (POSTGRES.reloadableSettings) a value it does not run (reloads.ts).
+//                (POSTGRES.reloadableSettings) a value it does not run, or that serves another
+//                certificate than the platform's TLS Secret holds (reloads.ts).
 // Level-triggered: a restart in the middle finds targetPrimary in status and completes or forgets it.
 // Each pass decides from status.postgres as last written (shared/status-writer.ts): the informer's
 // copy once it shows this controller's last write, until then the status that write returned.
+import { X509Certificate } from "node:crypto";
 import {
   NAME_LABEL,
   POSTGRES_ROLE_LABEL,
@@ -27,7 +29,7 @@ import {
   type ResolvedSpec,
 } from "../../api/index.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../../kube/index.js";
-import { POSTGRES } from "../../render/index.js";
+import { POSTGRES, TLS_KEYS } from "../../render/index.js";
 import type { Request, Result } from "../../runtime/index.js";
 import { act, record, type ActionContext, type ClusterAction } from "../shared/act.js";
 import {
@@ -46,7 +48,7 @@ import { decide, isAutomatic, type HaDecision, type MemberView, type Promotion }
 import type { PostgresHaMetrics } from "./metrics.js";
 import { RELOAD_INTERVAL_MS, reloadsDue, type Reload } from "./reloads.js";
 import { decideRolling, type RollingMember } from "./rolling.js";
-import { slotOf, type MemberSql } from "./sql.js";
+import { slotOf, type MemberSql, type MemberTls } from "./sql.js";
 import { StatusWriter } from "../shared/status-writer.js";
 
 const COMPONENT = "postgres";
@@ -69,7 +71,11 @@ type Pod = PodView & { status?: { podIP?: string } };
 export interface PostgresHaDeps extends PlatformViews {
   metrics: PostgresHaMetrics;
   /** SQL to the members with the platform's credentials (read from its Secret). */
-  sql: (platform: OntoPlatform, password: () => string | undefined) => MemberSql;
+  sql: (
+    platform: OntoPlatform,
+    password: () => string | undefined,
+    tls: () => MemberTls | undefined,
+  ) => MemberSql;
 }
 
 interface Observed {
@@ -117,7 +123,12 @@ export class PostgresHa {
       platform,
       reconcileId: request.id,
     };
-    const sql = this.deps.sql(platform, () => this.password(ns));
+    const certificate = this.certificate(ns, spec.global.tlsSecretName);
+    const sql = this.deps.sql(
+      platform,
+      () => this.password(ns),
+      () => certificate,
+    );
     const observed = await this.observe(platform, replicas, sql);
     const now = this.now();
     const settings = spec.infrastructure.postgres;
@@ -153,7 +164,7 @@ export class PostgresHa {
         if (pod) await this.demote(ctx, ns, pod, "a second primary");
       }
       await this.keepSlots(sql, observed, state);
-      await this.reloadChanged(ctx, sql, observed, cached.metadata.uid, now);
+      await this.reloadChanged(ctx, sql, observed, cached.metadata.uid, now, certificate?.serial);
       state = await this.roll(ctx, sql, sts, observed, decision, state, now, (next) =>
         this.writeState(client, platform, next).then((written) => {
           platform = written;
@@ -232,12 +243,37 @@ export class PostgresHa {
     return state;
   }
 
-  private password(ns: string): string | undefined {
+  /** One key of a Secret in the platform's namespace, decoded; undefined when either is missing. */
+  private secretValue(ns: string, name: string, key: string): string | undefined {
     const secret: (KubeObject & { data?: Record<string, string> }) | undefined = this.deps
       .cache({ apiVersion: "v1", kind: "Secret" }, ns)
-      .getByName(ns, POSTGRES.secret);
-    const encoded = secret?.data?.[POSTGRES.passwordKey];
+      .getByName(ns, name);
+    const encoded = secret?.data?.[key];
     return encoded ? Buffer.from(encoded, "base64").toString("utf8") : undefined;
+  }
+
+  private password(ns: string): string | undefined {
+    return this.secretValue(ns, POSTGRES.secret, POSTGRES.passwordKey);
+  }
+
+  /**
+   * The platform certificate's CA (to verify members that serve TLS) and its serial (what they
+   * should serve), from the Secret global.tlsSecretName names, whether or not the members use it
+   * yet: a member that serves no TLS is spoken to in plaintext.
+   */
+  private certificate(
+    ns: string,
+    secretName: string | undefined,
+  ): (MemberTls & { serial: string }) | undefined {
+    if (!secretName) return undefined;
+    const ca = this.secretValue(ns, secretName, TLS_KEYS.ca);
+    const cert = this.secretValue(ns, secretName, TLS_KEYS.cert);
+    if (!ca || !cert) return undefined;
+    try {
+      return { ca, serial: new X509Certificate(cert).serialNumber.toUpperCase() };
+    } catch {
+      return undefined; // not a certificate: the platform reconciler reports the Secret
+    }
   }
 
   private nodeCount(spec: ResolvedSpec): { ready: number; total: number } {
@@ -322,6 +358,7 @@ export class PostgresHa {
     observed: Observed,
     uid: string,
     now: Date,
+    certificateSerial: string | undefined,
   ): Promise<void> {
     for (const [key, at] of this.reloaded)
       if (now.getTime() - at.getTime() >= RELOAD_INTERVAL_MS) this.reloaded.delete(key);
@@ -335,6 +372,7 @@ export class PostgresHa {
       lastReloadAt: last,
       now,
       intervalMs: RELOAD_INTERVAL_MS,
+      certificateSerial,
     });
     for (const reload of due) {
       const ip = observed.pods.get(reload.member)?.status?.podIP;

@@ -43,11 +43,11 @@ export function registerPostgresHa(manager: Manager, reg: PostgresHaRegistration
     actions: reg.actions,
     metrics: new PostgresHaMetrics(manager.metrics.registry),
     logger: reg.logger,
-    sql: (_platform, password) =>
+    sql: (_platform, password, tls) =>
       new PgMemberSql(() => {
         const value = password();
         return value ? { user: POSTGRES.user, password: value } : undefined;
-      }),
+      }, tls),
   });
   const postgresPlatform = (pod: KubeObject): string[] => {
     const key = platformKeyOfPod(pod);

@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FileSetting, MemberView } from "./decisions.js";
-import { RELOAD_INTERVAL_MS, reloadsDue, sameValue } from "./reloads.js";
+import {
+  CERTIFICATE_RELOAD_INTERVAL_MS,
+  CERTIFICATE_SETTING,
+  RELOAD_INTERVAL_MS,
+  reloadsDue,
+  sameValue,
+} from "./reloads.js";
 
 const NOW = new Date("2026-12-01T12:00:00Z");
 
@@ -102,5 +108,44 @@ describe("reloadsDue", () => {
         expect(due([member("postgres-0", [slotSetting(file, gb * 1024)])])).toEqual([]);
       }),
     );
+  });
+
+  it("reloads a member serving another certificate than the Secret holds, and only that one", () => {
+    const serving = (name: string, serial: string | undefined): MemberView => {
+      const m = member(name, [slotSetting("6400MB", 6400)]);
+      return { ...m, sql: { ...m.sql!, certificateSerial: serial } };
+    };
+    const members = [
+      serving("postgres-0", "0A"),
+      serving("postgres-1", "0B"), // already serves the new one
+      serving("postgres-2", undefined), // plaintext: started without ssl, a reload cannot add it
+    ];
+    const reloads = reloadsDue({
+      members,
+      lastReloadAt: new Map(),
+      now: NOW,
+      intervalMs: RELOAD_INTERVAL_MS,
+      certificateSerial: "0B",
+    });
+    expect(reloads).toEqual([
+      {
+        member: "postgres-0",
+        settings: [{ name: CERTIFICATE_SETTING, running: "serial 0A", file: "serial 0B" }],
+      },
+    ]);
+    // Without a Secret to compare with, nothing to do.
+    expect(due(members)).toEqual([]);
+    // Until the kubelet updates the files a reload changes nothing: tried again sooner than settings.
+    const at = (ms: number) => new Map([["postgres-0", new Date(NOW.getTime() - ms)]]);
+    const again = (ms: number) =>
+      reloadsDue({
+        members,
+        lastReloadAt: at(ms),
+        now: NOW,
+        intervalMs: RELOAD_INTERVAL_MS,
+        certificateSerial: "0B",
+      });
+    expect(again(CERTIFICATE_RELOAD_INTERVAL_MS - 1)).toEqual([]);
+    expect(again(CERTIFICATE_RELOAD_INTERVAL_MS).map((r) => r.member)).toEqual(["postgres-0"]);
   });
 });

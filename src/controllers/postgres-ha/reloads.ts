@@ -4,10 +4,18 @@
 // new value only when it reads its files again. A member whose files give a value it does not run
 // is reloaded (ha.ts calls pg_reload_conf() through act()), at most once per interval each, so a
 // value the server does not take (it would log why) costs one Event an interval, not one a pass.
+// The same for the platform certificate: Postgres reads its certificate files again at a reload, so
+// a member serving another certificate than the Secret holds (renewed, and the kubelet has updated
+// the mounted files or soon will) is reloaded instead of restarted.
 import type { MemberView } from "./decisions.js";
 
 /** How long after reloading a member it is not reloaded again. */
 export const RELOAD_INTERVAL_MS = 60_000;
+/**
+ * The same for a member whose only reason is the certificate: the kubelet updates the mounted
+ * files up to a minute or so after the Secret changed, and a reload before that changes nothing.
+ */
+export const CERTIFICATE_RELOAD_INTERVAL_MS = 10_000;
 
 export interface ReloadInput {
   members: readonly MemberView[];
@@ -15,7 +23,12 @@ export interface ReloadInput {
   lastReloadAt: ReadonlyMap<string, Date>;
   now: Date;
   intervalMs: number;
+  /** The serial of the certificate in the platform's TLS Secret (upper-case hex), when it has one. */
+  certificateSerial?: string | undefined;
 }
+
+/** How a certificate a member serves shows among the settings of a Reload. */
+export const CERTIFICATE_SETTING = "ssl_cert_file";
 
 /** A member to reload, and the settings whose file value it does not run yet. */
 export interface Reload {
@@ -64,15 +77,26 @@ export function sameValue(file: string, running: string, unit?: string): boolean
 export function reloadsDue(input: ReloadInput): Reload[] {
   const due: Reload[] = [];
   for (const member of input.members) {
-    if (member.pod !== "present" || !member.sql?.fileSettings) continue;
-    const settings = member.sql.fileSettings
+    if (member.pod !== "present" || !member.sql) continue;
+    const settings = (member.sql.fileSettings ?? [])
       // A server flag outranks the file: a reload would change nothing (a member started by an
       // older entrypoint, until its pod restarts).
       .filter((s) => s.source !== "command line" && !sameValue(s.file, s.running, s.unit))
       .map((s) => ({ name: s.name, running: s.shown, file: s.file }));
+    const served = member.sql.certificateSerial;
+    if (served && input.certificateSerial && served !== input.certificateSerial)
+      settings.push({
+        name: CERTIFICATE_SETTING,
+        running: `serial ${served}`,
+        file: `serial ${input.certificateSerial}`,
+      });
     if (settings.length === 0) continue;
+    const onlyCertificate = settings.every((s) => s.name === CERTIFICATE_SETTING);
+    const interval = onlyCertificate
+      ? Math.min(input.intervalMs, CERTIFICATE_RELOAD_INTERVAL_MS)
+      : input.intervalMs;
     const last = input.lastReloadAt.get(member.name);
-    if (last && input.now.getTime() - last.getTime() < input.intervalMs) continue;
+    if (last && input.now.getTime() - last.getTime() < interval) continue;
     due.push({ member: member.name, settings });
   }
   return due;

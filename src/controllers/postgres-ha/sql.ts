@@ -5,6 +5,7 @@
 // member read its configuration files again (pg_reload_conf). No pods/exec: the operator reaches
 // the pods' addresses like any client of the database.
 import { connect } from "node:net";
+import { TLSSocket } from "node:tls";
 import pg from "pg";
 import { POSTGRES } from "../../render/index.js";
 import { parseLsn, type FileSetting, type SqlView } from "./decisions.js";
@@ -12,6 +13,16 @@ import { parseLsn, type FileSetting, type SqlView } from "./decisions.js";
 export interface Credentials {
   user: string;
   password: string;
+}
+
+/**
+ * How the operator verifies a member that serves TLS: against the platform CA. Only the chain: the
+ * operator reaches a member at the address the API server gives for its pod, and a user's
+ * certificate that does not name the Services (which the platform's clients would report) must not
+ * make every member look down to the failover logic.
+ */
+export interface MemberTls {
+  ca: string;
 }
 
 /** How the operator talks to one member; an interface so the controller can be driven in tests. */
@@ -65,8 +76,52 @@ SELECT f.name, f.setting AS file, s.setting AS running, s.unit, s.source, curren
 
 const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS timeline`;
 
+/** What a server answers to a TLS request when it was started without ssl. */
+const NO_SSL = /does not support SSL/i;
+
 export class PgMemberSql implements MemberSql {
-  constructor(private readonly credentials: () => Credentials | undefined) {}
+  constructor(
+    private readonly credentials: () => Credentials | undefined,
+    private readonly tls: () => MemberTls | undefined = () => undefined,
+  ) {}
+
+  /**
+   * A connected client: over TLS, verified, when the platform has a certificate; plaintext when the
+   * member runs without ssl (a platform whose members have not restarted with TLS yet, or a
+   * platform without it). A member that requires TLS refuses the plaintext attempt.
+   */
+  private async open(host: string, creds: Credentials, connectTimeoutMs: number, queryTimeoutMs: number) {
+    const tls = this.tls();
+    const attempt = async (secure: boolean): Promise<pg.Client> => {
+      const client = new pg.Client({
+        host,
+        port: POSTGRES.port,
+        user: creds.user,
+        password: creds.password,
+        database: "postgres",
+        application_name: "onto-operator",
+        connectionTimeoutMillis: connectTimeoutMs,
+        query_timeout: queryTimeoutMs,
+        ssl: secure && tls ? { ca: tls.ca, checkServerIdentity: () => undefined } : false,
+      });
+      // A connection that breaks after connecting reports here; the query in flight fails with it.
+      client.on("error", () => undefined);
+      try {
+        await client.connect();
+      } catch (err) {
+        await client.end().catch(() => undefined);
+        throw err;
+      }
+      return client;
+    };
+    if (!tls) return attempt(false);
+    try {
+      return await attempt(true);
+    } catch (err) {
+      if (err instanceof Error && NO_SSL.test(err.message)) return attempt(false);
+      throw err;
+    }
+  }
 
   private async with<T>(
     host: string,
@@ -76,19 +131,7 @@ export class PgMemberSql implements MemberSql {
   ): Promise<T> {
     const creds = this.credentials();
     if (!creds) throw new Error(`no credentials in Secret ${POSTGRES.secret}`);
-    const client = new pg.Client({
-      host,
-      port: POSTGRES.port,
-      user: creds.user,
-      password: creds.password,
-      database: "postgres",
-      application_name: "onto-operator",
-      connectionTimeoutMillis: connectTimeoutMs,
-      query_timeout: queryTimeoutMs,
-    });
-    // A connection that breaks after connecting reports here; the query in flight fails with it.
-    client.on("error", () => undefined);
-    await client.connect();
+    const client = await this.open(host, creds, connectTimeoutMs, queryTimeoutMs);
     try {
       return await run(client);
     } finally {
@@ -116,6 +159,7 @@ export class PgMemberSql implements MemberSql {
           streaming: row.streaming,
           timeline: Number(row.timeline),
           fileSettings: await fileSettings(c),
+          certificateSerial: servedSerial(c),
         };
       });
     } catch {
@@ -251,6 +295,14 @@ async function fileSettings(c: pg.Client): Promise<FileSetting[] | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** The serial of the certificate the member served on this connection (upper-case hex); undefined: plaintext. */
+function servedSerial(c: pg.Client): string | undefined {
+  const stream: unknown = c.connection.stream;
+  if (!(stream instanceof TLSSocket)) return undefined;
+  const serial = stream.getPeerCertificate().serialNumber;
+  return serial ? serial.toUpperCase() : undefined;
 }
 
 /** The slot a member streams through (the entrypoint names it the same way). */

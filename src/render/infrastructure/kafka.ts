@@ -4,6 +4,14 @@
 // storage of every node is formatted with it. A setup Job creates the spec's topics; a topic's
 // partitions may grow, never shrink (Kafka cannot remove partitions), so a smaller number in the
 // spec is reported in the Job's log and otherwise left alone.
+//
+// With global.tlsEnabled every listener speaks TLS with the platform certificate: clients and
+// inter-broker traffic on the listener CLIENTS, the controller quorum on CONTROLLER, and brokers
+// verify each other's names (kafka-N.kafka-headless.<ns>.svc) against the platform CA. Kafka reads
+// a PEM keystore holding the key and the chain in one file, which an init container writes from
+// the Secret into memory at each start; so a renewed certificate restarts the brokers, one at a
+// time. The listener is not called SSL: the image's start script reads an advertised SSL
+// listener as a request for JKS keystores with password files.
 import { Quantity, topicReplicationFactor } from "../../api/index.js";
 import {
   componentSecret,
@@ -18,17 +26,36 @@ import { KAFKA, podHost } from "../endpoints.js";
 import { setupJob } from "../job.js";
 import type { RenderedObject } from "../objects.js";
 import { secretEnv } from "../secrets.js";
+import { TLS_MOUNT, platformTlsSecret, tlsFile, tlsVolume } from "../tls.js";
 import { buildWorkload, headlessServiceName, type ComponentObjects } from "../workload.js";
 
 const KAFKA_UID = 1000; // appuser in apache/kafka
 const BIN = "/opt/kafka/bin";
+/** Where the init container writes the PEM keystore (key, then chain) with TLS. */
+const KEYSTORE_DIR = "/etc/kafka/keystore";
+const KEYSTORE = `${KEYSTORE_DIR}/keystore.pem`;
+/** The properties a client of the TLS listener uses (the topic Job's tools). */
+const CLIENT_PROPERTIES = "/tmp/client.properties";
 
-function topicScript(ctx: RenderContext): string {
+/** The listeners and their protocols: plaintext, or TLS on both. */
+function listeners(tls: boolean): { client: string; map: string } {
+  return tls
+    ? { client: "CLIENTS", map: "CONTROLLER:SSL,CLIENTS:SSL" }
+    : { client: "PLAINTEXT", map: "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT" };
+}
+
+function topicScript(ctx: RenderContext, tls: boolean): string {
   const kafka = ctx.spec.infrastructure.kafka;
   const bootstrap = `${KAFKA.service}:${KAFKA.port}`;
+  const clientTls = tls
+    ? [
+        `printf 'security.protocol=SSL\\nssl.truststore.type=PEM\\nssl.truststore.location=%s\\n' ${tlsFile("ca")} > ${CLIENT_PROPERTIES}`,
+      ]
+    : [];
   return [
     "set -eu",
-    `T="${BIN}/kafka-topics.sh --bootstrap-server ${bootstrap}"`,
+    ...clientTls,
+    `T="${BIN}/kafka-topics.sh --bootstrap-server ${bootstrap}${tls ? ` --command-config ${CLIENT_PROPERTIES}` : ""}"`,
     'until $T --list >/dev/null 2>&1; do echo "waiting for Kafka"; sleep 5; done',
     "ensure() {",
     '  name="$1"; want="$2"; rf="$3"',
@@ -68,6 +95,18 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
   const tcp = (port: string) => ({ tcpSocket: { port } });
   const base = workloadBase(ctx, name);
   const resources = mainResources(ctx, name);
+  const tlsSecret = platformTlsSecret(ctx);
+  const tls = tlsSecret !== undefined;
+  const listener = listeners(tls);
+  const keystoreMount = { name: "keystore", mountPath: KEYSTORE_DIR };
+  const tlsEnv = tls
+    ? [
+        { name: "KAFKA_SSL_KEYSTORE_TYPE", value: "PEM" },
+        { name: "KAFKA_SSL_KEYSTORE_LOCATION", value: KEYSTORE },
+        { name: "KAFKA_SSL_TRUSTSTORE_TYPE", value: "PEM" },
+        { name: "KAFKA_SSL_TRUSTSTORE_LOCATION", value: tlsFile("ca") },
+      ]
+    : [];
   const built = buildWorkload(
     {
       ...base,
@@ -83,6 +122,27 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
         runAsUser: KAFKA_UID,
         fsGroup: KAFKA_UID,
         terminationGracePeriodSeconds: 120,
+        ...(tlsSecret
+          ? {
+              initContainers: [
+                {
+                  name: "keystore",
+                  image,
+                  command: [
+                    "sh",
+                    "-c",
+                    `umask 077 && cat ${tlsFile("key")} ${tlsFile("cert")} > ${KEYSTORE}`,
+                  ],
+                  resources: helperResources("50m", "32Mi"),
+                  volumeMounts: [TLS_MOUNT, keystoreMount],
+                },
+              ],
+              volumes: [
+                tlsVolume(tlsSecret),
+                { name: "keystore", emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+              ],
+            }
+          : {}),
         containers: [
           {
             name,
@@ -101,18 +161,16 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
               { name: "KAFKA_PROCESS_ROLES", value: "broker,controller" },
               {
                 name: "KAFKA_LISTENERS",
-                value: `PLAINTEXT://:${KAFKA.port},CONTROLLER://:${KAFKA.controllerPort}`,
+                value: `${listener.client}://:${KAFKA.port},CONTROLLER://:${KAFKA.controllerPort}`,
               },
               {
                 name: "KAFKA_ADVERTISED_LISTENERS",
-                value: `PLAINTEXT://$(POD_NAME).${headlessServiceName(name)}.${namespace}.svc:${KAFKA.port}`,
+                value: `${listener.client}://$(POD_NAME).${headlessServiceName(name)}.${namespace}.svc:${KAFKA.port}`,
               },
               { name: "KAFKA_CONTROLLER_LISTENER_NAMES", value: "CONTROLLER" },
-              {
-                name: "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP",
-                value: "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-              },
-              { name: "KAFKA_INTER_BROKER_LISTENER_NAME", value: "PLAINTEXT" },
+              { name: "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", value: listener.map },
+              { name: "KAFKA_INTER_BROKER_LISTENER_NAME", value: listener.client },
+              ...tlsEnv,
               { name: "KAFKA_CONTROLLER_QUORUM_VOTERS", value: voters.join(",") },
               { name: "KAFKA_LOG_DIRS", value: "/var/lib/kafka/data/logs" },
               { name: "KAFKA_AUTO_CREATE_TOPICS_ENABLE", value: "false" },
@@ -129,7 +187,10 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
             startupProbe: { ...tcp("kafka"), periodSeconds: 5, failureThreshold: 120 },
             readinessProbe: { ...tcp("kafka"), periodSeconds: 10, failureThreshold: 3 },
             livenessProbe: { ...tcp("controller"), periodSeconds: 20, failureThreshold: 6 },
-            volumeMounts: [{ name: "data", mountPath: "/var/lib/kafka/data" }],
+            volumeMounts: [
+              { name: "data", mountPath: "/var/lib/kafka/data" },
+              ...(tls ? [TLS_MOUNT, keystoreMount] : []),
+            ],
           },
         ],
       }),
@@ -145,15 +206,19 @@ export function renderKafka(ctx: RenderContext): ComponentObjects {
         name,
         {
           runAsUser: KAFKA_UID,
+          // The certificate's files are readable by the pod's group only.
+          ...(tls ? { fsGroup: KAFKA_UID } : {}),
           containers: [
             {
               name: "create-topics",
               image: base.image,
-              command: ["sh", "-c", topicScript(ctx)],
+              command: ["sh", "-c", topicScript(ctx, tls)],
               env: [{ name: "KAFKA_HEAP_OPTS", value: "-Xmx256m" }],
               resources: helperResources("200m", "512Mi"),
+              ...(tls ? { volumeMounts: [TLS_MOUNT] } : {}),
             },
           ],
+          ...(tlsSecret ? { volumes: [tlsVolume(tlsSecret)] } : {}),
         },
         placementFor(ctx, name),
       ),

@@ -24,6 +24,7 @@ import { POSTGRES, serviceHost } from "../endpoints.js";
 import { objectMeta, selectorLabels } from "../meta.js";
 import type { RenderedObject } from "../objects.js";
 import { secretEnv } from "../secrets.js";
+import { TLS_MOUNT, platformTlsSecret, tlsFile, tlsVolume } from "../tls.js";
 import { buildWorkload, configMapName, headlessServiceName, type ComponentObjects } from "../workload.js";
 
 const DATA_DIR = "/var/lib/postgresql/data";
@@ -32,6 +33,8 @@ const SOCKET_DIR = "/var/run/postgresql";
 const SCRIPTS_DIR = "/opt/onto";
 /** The ConfigMap key (a file of the scripts volume) holding the reloadable settings. */
 const RELOADABLE_FILE = "reloadable.conf";
+/** The ConfigMap key (a file of the scripts volume) holding the client authentication rules. */
+const HBA_FILE = "pg_hba.conf";
 const POSTGRES_UID = 999; // the postgres user of the official image (and of ours)
 /** How long a standby's attempt to reach the primary may take (libpq connect_timeout; tcp_user_timeout twice that). */
 const CONNECT_TIMEOUT_SECONDS = 5;
@@ -73,10 +76,30 @@ function reloadableConf(storage: string): string {
   ].join("\n");
 }
 
-// Server settings, passed as -c flags (a bash array) so they hold whatever postgresql.conf the
-// data directory has. The reloadable ones are not among them: a flag outranks the file.
-function serverFlags(synchronous: boolean): string {
+// Who may connect and how (the ConfigMap's file, named by hba_file, so every member has the same
+// rules whatever data directory it was cloned from). Local socket connections are trusted (the
+// scripts' own); over the network, a password (SCRAM), and with TLS only over TLS: a plaintext
+// connection matches no line and is refused.
+function hbaConf(tls: boolean): string {
+  const host = tls ? "hostssl" : "host";
   return [
+    "# Written by the operator: changes are made in the OntoPlatform, not here.",
+    "local all all trust",
+    "local replication all trust",
+    `${host} all all all scram-sha-256`,
+    `${host} replication replicator all scram-sha-256`,
+    "",
+  ].join("\n");
+}
+
+// Server settings, passed as -c flags (a bash array) so they hold whatever postgresql.conf the
+// data directory has. The reloadable ones are not among them: a flag outranks the file. The
+// certificate files are named here, and Postgres reads them again at each pg_reload_conf() (the
+// operator reloads a member that serves an older certificate than the Secret holds).
+function serverFlags(synchronous: boolean, tls: boolean): string {
+  return [
+    `hba_file=${SCRIPTS_DIR}/${HBA_FILE}`,
+    ...(tls ? ["ssl=on", `ssl_cert_file=${tlsFile("cert")}`, `ssl_key_file=${tlsFile("key")}`] : []),
     "listen_addresses=*",
     `unix_socket_directories=${SOCKET_DIR}`,
     "wal_level=replica",
@@ -101,7 +124,10 @@ interface Hosts {
   headless: string;
 }
 
-function entrypoint(hosts: Hosts, synchronous: boolean): string {
+function entrypoint(hosts: Hosts, synchronous: boolean, tls: boolean): string {
+  // A standby reaches the primary by the read-write Service's name: with TLS, the certificate must
+  // be the platform's and name it.
+  const primaryTls = tls ? ` sslmode=verify-full sslrootcert=${tlsFile("ca")}` : "";
   const databases = [POSTGRES.database, ...POSTGRES.extraDatabases]
     .map((db) => `CREATE DATABASE ${db} OWNER ${POSTGRES.user};`)
     .join("\n");
@@ -118,7 +144,7 @@ function entrypoint(hosts: Hosts, synchronous: boolean): string {
 set -euo pipefail
 ordinal="\${HOSTNAME##*-}"
 root="$(dirname "$PGDATA")"
-flags=(${serverFlags(synchronous)})
+flags=(${serverFlags(synchronous, tls)})
 slot="${POSTGRES.slotPrefix}\${ordinal}"
 export PGPASSWORD="$REPLICATION_PASSWORD"
 
@@ -188,7 +214,6 @@ init_primary() {
   if [ -e "$PGDATA" ]; then mv "$PGDATA" "$root/pgdata.incomplete.$(date +%s)"; fi
   initdb -D "$work" --username="$POSTGRES_USER" --pwfile=<(printf '%s\\n' "$POSTGRES_PASSWORD") \\
     --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8
-  printf 'host all all all scram-sha-256\\nhost replication replicator all scram-sha-256\\n' >> "$work/pg_hba.conf"
   pg_ctl -D "$work" -w -o "-c listen_addresses= -c unix_socket_directories=${SOCKET_DIR}" start
   psql -v ON_ERROR_STOP=1 -h ${SOCKET_DIR} -U "$POSTGRES_USER" -d postgres <<'SQL'
 \\getenv pw REPLICATION_PASSWORD
@@ -241,7 +266,7 @@ clone_from() {
 start_standby() {
   touch "$PGDATA/standby.signal"
   serve -c primary_slot_name="$slot" \\
-    -c primary_conninfo="host=${hosts.primaryService} port=${POSTGRES.port} user=replicator application_name=$slot connect_timeout=${CONNECT_TIMEOUT_SECONDS} tcp_user_timeout=${CONNECT_TIMEOUT_SECONDS * 2000}"
+    -c primary_conninfo="host=${hosts.primaryService} port=${POSTGRES.port} user=replicator application_name=$slot connect_timeout=${CONNECT_TIMEOUT_SECONDS} tcp_user_timeout=${CONNECT_TIMEOUT_SECONDS * 2000}${primaryTls}"
 }
 
 # Follows the primary at $1: a slot of its own there, cloned again when the primary gave up on it
@@ -359,9 +384,12 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
   };
   const storage = settings.storage ?? "20Gi";
   const synchronous = ctx.spec.infrastructure.postgres.synchronous;
+  const tlsSecret = platformTlsSecret(ctx);
+  const tls = tlsSecret !== undefined;
   const config = {
-    "entrypoint.sh": entrypoint(hosts, synchronous),
+    "entrypoint.sh": entrypoint(hosts, synchronous, tls),
     "ready.sh": READY_SCRIPT,
+    [HBA_FILE]: hbaConf(tls),
   };
   const reloadableConfig = { [RELOADABLE_FILE]: reloadableConf(storage) };
   const secret = componentSecret(ctx, name, POSTGRES.secret, [
@@ -412,6 +440,13 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
               { name: "POSTGRES_DB", value: POSTGRES.database },
               secretEnv("POSTGRES_PASSWORD", POSTGRES.secret, POSTGRES.passwordKey),
               secretEnv("REPLICATION_PASSWORD", POSTGRES.secret, POSTGRES.replicationPasswordKey),
+              // The scripts and probes reach peers by address: the chain is verified, not the name.
+              ...(tls
+                ? [
+                    { name: "PGSSLMODE", value: "verify-ca" },
+                    { name: "PGSSLROOTCERT", value: tlsFile("ca") },
+                  ]
+                : []),
             ],
             resources: mainResources(ctx, name),
             // A standby clones the whole database before it accepts a connection: up to an hour.
@@ -427,12 +462,14 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
               { name: "data", mountPath: DATA_DIR },
               { name: "scripts", mountPath: SCRIPTS_DIR, readOnly: true },
               { name: "run", mountPath: SOCKET_DIR },
+              ...(tls ? [TLS_MOUNT] : []),
             ],
           },
         ],
         volumes: [
           { name: "scripts", configMap: { name: configMapName(name) } },
           { name: "run", emptyDir: {} },
+          ...(tlsSecret ? [tlsVolume(tlsSecret)] : []),
         ],
       }),
     },

@@ -30,6 +30,7 @@ import {
 import { REDIS, podHost } from "../endpoints.js";
 import type { Container, EnvVar } from "../objects.js";
 import { secretEnv } from "../secrets.js";
+import { TLS_MOUNT, platformTlsSecret, tlsFile, tlsVolume } from "../tls.js";
 import { buildWorkload, configMapName, headlessServiceName, type ComponentObjects } from "../workload.js";
 
 const REDIS_UID = 999; // the redis user of the official image (and of ours)
@@ -40,8 +41,32 @@ const SENTINEL_STATE = `${DATA_DIR}/sentinel/sentinel.conf`;
 /** Present while the Sentinel waits for the primary's name to resolve (its liveness allows it). */
 const SENTINEL_WAITING = "/tmp/sentinel-waiting";
 
-const REDIS_CONF = `bind * -::*
-port ${REDIS.port}
+/**
+ * The listener lines of a Redis server or a Sentinel: plaintext on `port`, or with TLS only TLS on
+ * it (`port 0` closes the plaintext one). Clients are not asked for certificates; with
+ * tls-replication a replica's link to its primary, and a Sentinel's links to the servers and its
+ * peers, use TLS too. Redis reads the files at start only: a renewed certificate restarts the pods.
+ */
+function listener(port: number, tls: boolean): string[] {
+  if (!tls) return [`port ${port}`];
+  return [
+    "port 0",
+    `tls-port ${port}`,
+    `tls-cert-file ${tlsFile("cert")}`,
+    `tls-key-file ${tlsFile("key")}`,
+    `tls-ca-cert-file ${tlsFile("ca")}`,
+    "tls-auth-clients no",
+    "tls-replication yes",
+  ];
+}
+
+/** redis-cli as the scripts and probes run it: with TLS, verifying the chain against the platform CA. */
+function redisCli(tls: boolean): string {
+  return tls ? `redis-cli --tls --cacert ${tlsFile("ca")}` : "redis-cli";
+}
+
+const redisConf = (tls: boolean) => `bind * -::*
+${listener(REDIS.port, tls).join("\n")}
 dir ${DATA_DIR}
 appendonly yes
 appendfsync everysec
@@ -60,7 +85,7 @@ protected-mode no
  * peers also hold never adopts their view (Sentinel takes a peer's configuration only with a
  * greater epoch): clients asking that Sentinel were sent to a replica for good.
  */
-function findPrimary(namespace: string, replicas: number): string {
+function findPrimary(namespace: string, replicas: number, cli: string): string {
   const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
   return `primary=""; epoch=-1; candidates=""
 consider() { # <epoch> <host>
@@ -69,7 +94,7 @@ $1 $2"; fi
 }
 field() { awk -v key="$1" 'prev == key { print; exit } { prev = $0 }'; }
 for peer in ${peers}; do
-  answer="$(timeout 3 redis-cli -h "$peer" -p ${REDIS.sentinelPort} --raw sentinel master ${REDIS.masterName} 2>/dev/null || true)"
+  answer="$(timeout 3 ${cli} -h "$peer" -p ${REDIS.sentinelPort} --raw sentinel master ${REDIS.masterName} 2>/dev/null || true)"
   consider "$(printf '%s\\n' "$answer" | field config-epoch)" "$(printf '%s\\n' "$answer" | field ip)"
 done
 if [ -f ${SENTINEL_STATE} ]; then
@@ -82,7 +107,7 @@ if [ -n "$ordered" ]; then
   set -- $ordered
   epoch="$1"; primary="$2"
   while [ $# -ge 2 ]; do
-    if timeout 3 redis-cli -h "$2" -p ${REDIS.port} info replication 2>/dev/null | grep -q '^role:master'; then
+    if timeout 3 ${cli} -h "$2" -p ${REDIS.port} info replication 2>/dev/null | grep -q '^role:master'; then
       epoch="$1"; primary="$2"; break
     fi
     shift 2
@@ -92,16 +117,16 @@ if [ -z "$primary" ]; then primary="${podHost("redis", 0, namespace)}"; epoch=0;
 echo "primary: $primary (config epoch $epoch)"`;
 }
 
-function startRedis(namespace: string, replicas: number, sentinel: boolean): string {
+function startRedis(namespace: string, replicas: number, sentinel: boolean, cli: string): string {
   const replication = sentinel
     ? `printf 'replica-announce-ip %s\\n' "$ANNOUNCE_HOST" >> "$conf"
-${findPrimary(namespace, replicas)}
+${findPrimary(namespace, replicas, cli)}
 if [ "$primary" != "$ANNOUNCE_HOST" ]; then
   printf 'replicaof %s ${REDIS.port}\\nreplica-priority 0\\n' "$primary" >> "$conf"
   # Eligible for promotion once it holds the primary's data.
   (
-    until redis-cli -h 127.0.0.1 -p ${REDIS.port} info replication 2>/dev/null | grep -q '^master_link_status:up'; do sleep 1; done
-    redis-cli -h 127.0.0.1 -p ${REDIS.port} config set replica-priority 100 >/dev/null
+    until ${cli} -h 127.0.0.1 -p ${REDIS.port} info replication 2>/dev/null | grep -q '^master_link_status:up'; do sleep 1; done
+    ${cli} -h 127.0.0.1 -p ${REDIS.port} config set replica-priority 100 >/dev/null
   ) &
 fi
 `
@@ -115,10 +140,10 @@ ${replication}exec redis-server "$conf"
 `;
 }
 
-function startSentinel(namespace: string, replicas: number, quorum: number): string {
+function startSentinel(namespace: string, replicas: number, quorum: number, tls: boolean): string {
   const lines = [
     "bind * -::*",
-    `port ${REDIS.sentinelPort}`,
+    ...listener(REDIS.sentinelPort, tls),
     "sentinel resolve-hostnames yes",
     "sentinel announce-hostnames yes",
     "sentinel announce-ip $ANNOUNCE_HOST",
@@ -133,7 +158,7 @@ function startSentinel(namespace: string, replicas: number, quorum: number): str
   return `#!/bin/sh
 set -eu
 touch ${SENTINEL_WAITING}
-${findPrimary(namespace, replicas)}
+${findPrimary(namespace, replicas, redisCli(tls))}
 # Sentinel refuses to start on a primary name that does not resolve yet (its pod not created).
 until getent ahosts "$primary" >/dev/null; do echo "waiting for $primary to resolve"; sleep 1; done
 mkdir -p "$(dirname ${SENTINEL_STATE})"
@@ -152,10 +177,13 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
   const sentinel = settings.mode === "sentinel";
   const namespace = ctx.platform.namespace;
   const quorum = Math.floor(settings.replicas / 2) + 1;
+  const tlsSecret = platformTlsSecret(ctx);
+  const tls = tlsSecret !== undefined;
+  const cli = redisCli(tls);
   const config: Record<string, string> = {
-    "redis.conf": REDIS_CONF,
-    "start-redis.sh": startRedis(namespace, settings.replicas, sentinel),
-    ...(sentinel ? { "start-sentinel.sh": startSentinel(namespace, settings.replicas, quorum) } : {}),
+    "redis.conf": redisConf(tls),
+    "start-redis.sh": startRedis(namespace, settings.replicas, sentinel, cli),
+    ...(sentinel ? { "start-sentinel.sh": startSentinel(namespace, settings.replicas, quorum, tls) } : {}),
   };
   const secret = componentSecret(ctx, name, REDIS.secret, [{ key: REDIS.passwordKey, length: 32 }]);
   // redis-cli reads REDISCLI_AUTH, so probes never put the password on a command line.
@@ -167,7 +195,7 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
     { name: "ANNOUNCE_HOST", value: `$(POD_NAME).${headlessServiceName(name)}.${namespace}.svc` },
   ];
   const ping = (port: number) => ({
-    exec: { command: ["sh", "-c", `redis-cli -h 127.0.0.1 -p ${port} ping | grep -q PONG`] },
+    exec: { command: ["sh", "-c", `${cli} -h 127.0.0.1 -p ${port} ping | grep -q PONG`] },
   });
   // While it waits for the primary's name to resolve the Sentinel is not listening yet.
   const sentinelAlive = {
@@ -175,7 +203,7 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
       command: [
         "sh",
         "-c",
-        `[ -e ${SENTINEL_WAITING} ] || redis-cli -h 127.0.0.1 -p ${REDIS.sentinelPort} ping | grep -q PONG`,
+        `[ -e ${SENTINEL_WAITING} ] || ${cli} -h 127.0.0.1 -p ${REDIS.sentinelPort} ping | grep -q PONG`,
       ],
     },
   };
@@ -192,6 +220,7 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
       pod: (image) => {
         const scripts = { name: "scripts", mountPath: SCRIPTS_DIR, readOnly: true };
         const data = { name: "data", mountPath: DATA_DIR };
+        const mounts = [data, scripts, ...(tls ? [TLS_MOUNT] : [])];
         const containers: Container[] = [
           {
             name,
@@ -204,7 +233,7 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
             startupProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 120 },
             readinessProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 3 },
             livenessProbe: { ...ping(REDIS.port), periodSeconds: 15, timeoutSeconds: 5, failureThreshold: 4 },
-            volumeMounts: [data, scripts],
+            volumeMounts: mounts,
           },
         ];
         if (sentinel) {
@@ -218,14 +247,17 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
             // No readiness probe: in a cold restart ordinal 0's Sentinel may wait for a later pod
             // (the last primary) to exist, and pods after 0 start only once 0 is Ready.
             livenessProbe: { ...sentinelAlive, periodSeconds: 15, timeoutSeconds: 5, failureThreshold: 4 },
-            volumeMounts: [data, scripts],
+            volumeMounts: mounts,
           });
         }
         return {
           runAsUser: REDIS_UID,
           fsGroup: REDIS_UID,
           containers,
-          volumes: [{ name: "scripts", configMap: { name: configMapName(name) } }],
+          volumes: [
+            { name: "scripts", configMap: { name: configMapName(name) } },
+            ...(tlsSecret ? [tlsVolume(tlsSecret)] : []),
+          ],
         };
       },
     },
