@@ -9,7 +9,13 @@ import { PRODUCT_CATALOG } from "../../release/index.js";
 import { ISSUED_CERTIFICATE_LABEL, renderPlatform, type RenderedObject } from "../../render/index.js";
 import { Store } from "../../runtime/index.js";
 import { issueCa, issueLeaf, keyMatches, readCertificate, signedBy } from "./certificate-pki.js";
-import { durationMs, planCertificates, renewAt } from "./certificates.js";
+import {
+  durationMs,
+  liveTlsSerial,
+  planCertificates,
+  renewAt,
+  withPlatformCertificate,
+} from "./certificates.js";
 
 const NS = "tenant";
 const PLATFORM = { name: "onto", namespace: NS, uid: "uid-1" };
@@ -293,5 +299,37 @@ describe("a user's TLS Secret", () => {
     });
     expect(plan.problems).toEqual([]);
     expect(plan.states["onto-tls"]).toMatchObject({ issuer: "user" });
+  });
+
+  it("that cannot be used rolls nothing: each workload keeps the serial its live pods started with", async () => {
+    const { spec, desired } = rendered();
+    const pair = await userPair(1000 * HOUR);
+    const good = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store([userSecret({ "tls.crt": pair.certPem, "tls.key": pair.keyPem, "ca.crt": pair.caPem })]),
+      now: NOW,
+    });
+    const running = withPlatformCertificate(desired, spec, good);
+    const serialOf = (objects: RenderedObject[], kind: string, name: string) =>
+      liveTlsSerial(objects.find((o) => o.kind === kind && o.metadata.name === name));
+    expect(serialOf(running, "StatefulSet", "redis")).toBe(good.serial);
+    expect(serialOf(running, "StatefulSet", "postgres")).toBeUndefined(); // reloaded, never rolled
+    const broken = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store([userSecret({ "tls.crt": pair.certPem })]),
+      now: NOW,
+    });
+    expect(broken.serial).toBeUndefined();
+    const live = (obj: RenderedObject) =>
+      liveTlsSerial(running.find((o) => o.kind === obj.kind && o.metadata.name === obj.metadata.name));
+    const kept = withPlatformCertificate(desired, spec, broken, live);
+    for (const obj of kept.filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet"))
+      expect(liveTlsSerial(obj as KubeObject), `${obj.kind} ${obj.metadata.name}`).toBe(live(obj));
+    // Without the live view, the annotation would be dropped and those pods rolled.
+    expect(serialOf(withPlatformCertificate(desired, spec, broken), "StatefulSet", "redis")).toBeUndefined();
   });
 });

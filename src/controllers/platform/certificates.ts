@@ -18,6 +18,7 @@ import {
   issuedCertificateSecret,
   type PlatformRef,
   type RenderedObject,
+  TLS_REVISION_ANNOTATION,
   withTlsRevision,
 } from "../../render/index.js";
 import type { ReadonlyStore } from "../../runtime/index.js";
@@ -34,12 +35,14 @@ import {
 import type { SpecProblem } from "./status.js";
 
 /**
- * Components whose program picks up a renewed certificate from its mounted Secret by itself; the
- * pods of every other component that mounts it are rolled (render's withTlsRevision). MinIO
- * watches its certificate files and serves a new one without a restart (test/real/tls.test.ts
- * shows it on the real node); the platform services and Nessie read theirs only at start.
+ * Components whose program picks up a renewed certificate from its mounted Secret without a
+ * restart; the pods of every other component that mounts it are rolled (render's withTlsRevision).
+ * MinIO watches its certificate files and serves a new one by itself; Postgres reads them again at
+ * pg_reload_conf(), which the HA controller calls on a member serving an older certificate than the
+ * Secret holds (postgres-ha/reloads.ts). test/real/tls.test.ts shows both on the real node. Redis,
+ * the platform services and Nessie read theirs only at start.
  */
-export const TLS_RELOADING_COMPONENTS: ReadonlySet<string> = new Set<string>(["minio"]);
+export const TLS_RELOADING_COMPONENTS: ReadonlySet<string> = new Set<string>(["minio", "postgres"]);
 
 /** The CA lives long: renewing it means every client must trust a new root. */
 const CA_LIFETIME_MS = 10 * 365 * 24 * 3600_000;
@@ -279,20 +282,33 @@ export async function planCertificates(input: {
   return plan;
 }
 
+/** The serial of the certificate a live workload's pods started with (render's withTlsRevision). */
+export function liveTlsSerial(live: KubeObject | undefined): string | undefined {
+  const template = (live as { spec?: { template?: { metadata?: { annotations?: Record<string, string> } } } })
+    ?.spec?.template;
+  return template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION];
+}
+
 /**
  * The objects to apply: the issued Secrets, then `rendered` with the certificate's serial on the
- * pod templates that must restart for a new one (shared by the reconciler and `onto diff`).
+ * pod templates that must restart for a new one (shared by the reconciler and `onto diff`). Without
+ * a usable certificate (the Secret is missing or invalid, a condition says why) each workload keeps
+ * the serial its live template has (`liveSerial`): a pod restarted onto a Secret it cannot mount
+ * or use would not come back.
  */
 export function withPlatformCertificate(
   rendered: readonly RenderedObject[],
   spec: ResolvedSpec,
   plan: CertificatePlan,
+  liveSerial?: (obj: RenderedObject) => string | undefined,
 ): RenderedObject[] {
   const name = spec.global.tlsSecretName;
-  return [
-    ...plan.objects,
-    ...(plan.serial && name
-      ? withTlsRevision(rendered, name, plan.serial, TLS_RELOADING_COMPONENTS)
-      : rendered),
-  ];
+  if (!name) return [...plan.objects, ...rendered];
+  if (plan.serial)
+    return [...plan.objects, ...withTlsRevision(rendered, name, plan.serial, TLS_RELOADING_COMPONENTS)];
+  const kept = rendered.map((obj) => {
+    const serial = liveSerial?.(obj);
+    return serial ? (withTlsRevision([obj], name, serial, TLS_RELOADING_COMPONENTS)[0] ?? obj) : obj;
+  });
+  return [...plan.objects, ...kept];
 }

@@ -30,12 +30,8 @@ import {
   type ResolvedSpec,
 } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
-import {
-  TEMPLATE_REVISION,
-  TLS_REVISION_ANNOTATION,
-  revisionOf,
-  type RenderedObject,
-} from "../../render/index.js";
+import { TEMPLATE_REVISION, revisionOf, type RenderedObject } from "../../render/index.js";
+import { liveTlsSerial } from "./certificates.js";
 import type { SpecProblem } from "./status.js";
 import { REASON } from "../../api/index.js";
 import { APPROVE_RESTARTS_ANNOTATION, windowState, type WindowState } from "../shared/maintenance-windows.js";
@@ -106,10 +102,6 @@ function crashLooping(platform: string, component: string, pods: readonly KubeOb
   );
 }
 
-interface TemplatedView {
-  spec?: { template?: { metadata?: { annotations?: Record<string, string> } } };
-}
-
 /** When a certificate's restart becomes an emergency: half its renewal margin before it expires. */
 export function certificateDeadline(c: { notAfter: string; renewAt: string }): Date {
   const notAfter = Date.parse(c.notAfter);
@@ -124,7 +116,7 @@ export function runningCertificate(
   live: KubeObject,
   certificates: Record<string, CertificateState>,
 ): { secret: string; serial: string; notAfter: string; deadline: Date } | undefined {
-  const serial = (live as TemplatedView).spec?.template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION];
+  const serial = liveTlsSerial(live);
   if (!serial) return undefined;
   for (const [secret, state] of Object.entries(certificates)) {
     const known = state.serial === serial ? state : state.replaced?.find((r) => r.serial === serial);

@@ -28,7 +28,7 @@ import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
 import { CertificateMetrics } from "./certificate-metrics.js";
-import { planCertificates, withPlatformCertificate } from "./certificates.js";
+import { liveTlsSerial, planCertificates, withPlatformCertificate } from "./certificates.js";
 import { fleetWaitText, type FleetLimit } from "../shared/fleet-limit.js";
 import { decideDisruption, holdForFleet, wantsFleetSlot, type Disruption } from "./disruption.js";
 import { withAppliedHash } from "./drift.js";
@@ -177,7 +177,9 @@ export class PlatformReconciler {
       now: this.now(),
       previous: platform.status?.certificates,
     });
-    const desired = withPlatformCertificate(rendered, spec, certificates).map(withAppliedHash);
+    const desired = withPlatformCertificate(rendered, spec, certificates, (obj) =>
+      liveTlsSerial(live(obj)),
+    ).map(withAppliedHash);
     outcome.certificates = certificates.states;
     this.certificateMetrics?.set(ns, platform.metadata.name, certificates.states);
     const quota = spec.tenancy.mode === "namespace" ? spec.tenancy.resourceQuota : undefined;
