@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as k8s from "@kubernetes/client-node";
 import { Quantity, type OntoPlatform } from "../../src/api/index.js";
-import { REDIS } from "../../src/render/endpoints.js";
+import { POSTGRES, REDIS } from "../../src/render/endpoints.js";
+import type { KubeObject } from "../../src/kube/index.js";
 import { eventually } from "../support/cluster.js";
 import { readPlatform, tlsSecret } from "../support/platform.js";
 import {
@@ -21,14 +22,17 @@ import {
   podsOf,
   redisPassword,
   removeVolumes,
+  secretValue,
   startRealPlatform,
   withMember,
+  type ClientTls,
   type RealPlatform,
 } from "./platform-support.js";
 import { coreApi, execIn, loadImages, realNodes } from "./support.js";
 import { TEST_RELEASE_IMAGES } from "../../src/localcluster/images/index.js";
 
 let p: RealPlatform;
+let userSecret: KubeObject;
 let ns = "";
 const timeline: Record<string, number> = {};
 const REAL_POOL = {
@@ -69,7 +73,15 @@ beforeAll(async () => {
   p = await startRealPlatform("real-healing", {
     customize: small,
     prepare: async (client, namespace) => {
-      await client.apply(await tlsSecret(namespace, "onto-tls"));
+      // The user's certificate names the Services the platform's TLS links reach (Postgres and
+      // Redis verify-full from the services), as a user's own must.
+      userSecret = await tlsSecret(namespace, "onto-tls", [
+        "platform.example.com",
+        POSTGRES.service,
+        `${POSTGRES.service}.${namespace}.svc`,
+        REDIS.service,
+      ]);
+      await client.apply(userSecret);
     },
   });
   ns = p.namespace;
@@ -134,7 +146,8 @@ describe("a missing Secret on the real node", () => {
     expect(diagnosed.message).toContain("auth-service:");
     expect(diagnosed.message).toContain("Secret onto-tls (volume tls)");
     timeline["missing Secret diagnosed"] = (Date.now() - t) / 1000;
-    await p.client.apply(await tlsSecret(ns, "onto-tls"));
+    // The same certificate again: nothing rolls for it.
+    await p.client.apply(userSecret);
     await p.client.delete({ apiVersion: "v1", kind: "Secret", namespace: ns, name: `${p.name}-ca` });
     await eventually(
       "auth-service running again",
@@ -154,12 +167,19 @@ describe("a real OOM kill on the real node", () => {
     const password = await redisPassword(ns);
     // About 48 MiB of values, kept in the AOF on the volume.
     const value = "x".repeat(64 * 1024);
-    await withMember(await podIP(ns, "redis-0"), REDIS.port, password, async (c) => {
-      const pipeline = c.pipeline();
-      for (let i = 0; i < 750; i++) pipeline.set(`oom:${i}`, `${i}:${value}`);
-      await pipeline.exec();
-      expect(await c.dbsize()).toBeGreaterThanOrEqual(750);
-    });
+    const tls = await redisTls();
+    await withMember(
+      await podIP(ns, "redis-0"),
+      REDIS.port,
+      password,
+      async (c) => {
+        const pipeline = c.pipeline();
+        for (let i = 0; i < 750; i++) pipeline.set(`oom:${i}`, `${i}:${value}`);
+        await pipeline.exec();
+        expect(await c.dbsize()).toBeGreaterThanOrEqual(750);
+      },
+      tls,
+    );
     // The user sets a limit below what the dataset needs: the pod rolls, Redis loads the AOF and
     // is killed by the kernel on every start.
     await p.client.mergePatch(
@@ -198,12 +218,23 @@ describe("a real OOM kill on the real node", () => {
     const override = platform.status?.healing?.memoryOverrides?.redis;
     expect(override?.memoryLimit).toBe(limitOf(running));
     console.log(`[real-healing] redis raised to ${override?.memoryLimit} in ${override?.raises} raise(s)`);
-    await withMember(await podIP(ns, "redis-0"), REDIS.port, password, async (c) => {
-      expect(await c.dbsize()).toBeGreaterThanOrEqual(750);
-      expect((await c.get("oom:749"))?.startsWith("749:")).toBe(true);
-    });
+    await withMember(
+      await podIP(ns, "redis-0"),
+      REDIS.port,
+      password,
+      async (c) => {
+        expect(await c.dbsize()).toBeGreaterThanOrEqual(750);
+        expect((await c.get("oom:749"))?.startsWith("749:")).toBe(true);
+      },
+      tls,
+    );
   });
 });
+
+/** Redis speaks only TLS here (global.tlsEnabled): verified against the user's CA, for the Service name. */
+async function redisTls(): Promise<ClientTls> {
+  return { ca: await secretValue(ns, "onto-tls", "ca.crt"), serverName: REDIS.service };
+}
 
 function limitOf(pod: k8s.V1Pod): string | undefined {
   return pod.spec?.containers.find((c) => c.name === "redis")?.resources?.limits?.memory;

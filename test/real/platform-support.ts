@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import * as https from "node:https";
-import { checkServerIdentity } from "node:tls";
+import { checkServerIdentity, type ConnectionOptions } from "node:tls";
 import type * as k8s from "@kubernetes/client-node";
 import { Redis } from "ioredis";
 import * as Minio from "minio";
@@ -221,12 +221,31 @@ export async function postgresPassword(namespace: string): Promise<string> {
   return secretValue(namespace, POSTGRES.secret, POSTGRES.passwordKey);
 }
 
-/** Runs `fn` with a pg client connected to `host` as the platform's user; closes it after. */
+/** How a test client verifies a server that speaks TLS: the CA, and the name the certificate must carry. */
+export interface ClientTls {
+  ca: string;
+  serverName: string;
+}
+
+/** Node TLS options that verify the chain against `tls.ca` and the certificate's names against `tls.serverName`. */
+export function verifiedTls(tls: ClientTls): ConnectionOptions {
+  return {
+    ca: tls.ca,
+    servername: tls.serverName,
+    checkServerIdentity: (_host, cert) => checkServerIdentity(tls.serverName, cert),
+  };
+}
+
+/**
+ * Runs `fn` with a pg client connected to `host` as the platform's user; closes it after. With
+ * `tls`, over verified TLS; without, in plaintext.
+ */
 export async function withPostgres<T>(
   host: string,
   password: string,
   fn: (client: pg.Client) => Promise<T>,
   port = POSTGRES.port,
+  tls?: ClientTls,
 ): Promise<T> {
   const client = new pg.Client({
     host,
@@ -236,6 +255,7 @@ export async function withPostgres<T>(
     password,
     connectionTimeoutMillis: 5_000,
     statement_timeout: 30_000,
+    ssl: tls ? verifiedTls(tls) : false,
   });
   // An error event after a server restart must not crash the test process.
   client.on("error", () => undefined);
@@ -252,8 +272,9 @@ export async function query<R extends pg.QueryResultRow>(
   password: string,
   sql: string,
   values: unknown[] = [],
+  tls?: ClientTls,
 ): Promise<R[]> {
-  return withPostgres(host, password, async (c) => (await c.query<R>(sql, values)).rows);
+  return withPostgres(host, password, async (c) => (await c.query<R>(sql, values)).rows, POSTGRES.port, tls);
 }
 
 /** Application names of the standbys streaming from the primary at `host`. */
@@ -312,12 +333,13 @@ export function sentinelClient(
   return client;
 }
 
-/** A plain client to one Redis member (server or Sentinel port); the caller quits it. */
-export function memberClient(host: string, port: number, password?: string): Redis {
+/** A client to one Redis member (server or Sentinel port), over verified TLS with `tls`; the caller quits it. */
+export function memberClient(host: string, port: number, password?: string, tls?: ClientTls): Redis {
   const client = new Redis({
     host,
     port,
     ...(password ? { password } : {}),
+    ...(tls ? { tls: verifiedTls(tls) } : {}),
     connectTimeout: 3_000,
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,
@@ -332,8 +354,9 @@ export async function withMember<T>(
   port: number,
   password: string | undefined,
   fn: (client: Redis) => Promise<T>,
+  tls?: ClientTls,
 ): Promise<T> {
-  const client = memberClient(host, port, password);
+  const client = memberClient(host, port, password, tls);
   await client.connect();
   try {
     return await fn(client);
@@ -379,7 +402,7 @@ export async function minioClient(
   host: string,
   port: number = MINIO.port,
   /** HTTPS, verified against `ca` for `serverName` (the host is an address the certificate does not name). */
-  tls?: { ca: string; serverName: string },
+  tls?: ClientTls,
 ): Promise<Minio.Client> {
   return new Minio.Client({
     endPoint: host,
@@ -387,11 +410,7 @@ export async function minioClient(
     useSSL: tls !== undefined,
     ...(tls
       ? {
-          transportAgent: new https.Agent({
-            ca: tls.ca,
-            servername: tls.serverName,
-            checkServerIdentity: (_host, cert) => checkServerIdentity(tls.serverName, cert),
-          }),
+          transportAgent: new https.Agent(verifiedTls(tls)),
         }
       : {}),
     accessKey: await secretValue(namespace, MINIO.secret, MINIO.userKey),

@@ -1,14 +1,17 @@
 // The platform's TLS links on the real node, with the certificate the operator issues (no user
-// Secret): distributed MinIO (four pods) serves HTTPS to its clients and to its peers; a client
-// verifies the chain against the platform CA and the names the certificate covers; plaintext and an
-// unverified chain are refused; an object put through one member is read through another; the
-// bucket Job and the stand-in data-service (the rendered S3_ENDPOINT and TLS_CA_FILE) connect
-// verified. Then the certificate is re-issued: MinIO serves the new one without a pod restart.
+// Secret): distributed MinIO (four pods) serves HTTPS to its clients and to its peers; Postgres (a
+// primary and a standby streaming over TLS) and Redis with its Sentinels (three pods) accept only
+// TLS; a client verifies the chain against the platform CA and the names the certificate covers;
+// plaintext and an unverified chain are refused; an object put through one member is read through
+// another; the bucket Job and the stand-ins (the rendered S3_ENDPOINT, DATABASE_SSLMODE, REDIS_TLS
+// and TLS_CA_FILE) connect verified. Then the certificate is re-issued: MinIO and Postgres serve the
+// new one without a pod restart (Postgres reloaded by the operator), Redis rolls one pod at a time.
 import { X509Certificate } from "node:crypto";
-import { checkServerIdentity, connect, type PeerCertificate } from "node:tls";
+import { connect as netConnect } from "node:net";
+import { TLSSocket, checkServerIdentity, connect, type PeerCertificate } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OntoPlatform } from "../../src/api/index.js";
-import { MINIO } from "../../src/render/endpoints.js";
+import { MINIO, POSTGRES, REDIS } from "../../src/render/endpoints.js";
 import { eventually } from "../support/cluster.js";
 import { readPlatform } from "../support/platform.js";
 import {
@@ -16,14 +19,19 @@ import {
   minioClient,
   podIP,
   podsOf,
+  postgresPassword,
+  query,
   readObject,
+  redisPassword,
   removeVolumes,
   secretValue,
   startRealPlatform,
   uniqueValue,
+  withMember,
+  withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
-import { loadImages, realNodes } from "./support.js";
+import { coreApi, loadImages, realNodes } from "./support.js";
 import { TEST_RELEASE_IMAGES } from "../../src/localcluster/images/index.js";
 
 const MINIO_MEMBERS = ["minio-0", "minio-1", "minio-2", "minio-3"];
@@ -31,21 +39,21 @@ let p: RealPlatform;
 let ns = "";
 const started = Date.now();
 
-/** Postgres (one member), distributed MinIO and data-service on the real node; the rest simulated. */
+const POSTGRES_MEMBERS = ["postgres-0", "postgres-1"];
+const REDIS_MEMBERS = ["redis-0", "redis-1", "redis-2"];
+
+/**
+ * samples/real.yaml with TLS: Postgres (a primary and one standby), Redis with Sentinels, MinIO and
+ * the stand-ins auth-service (Postgres, Redis) and data-service (Postgres, MinIO) on the real node.
+ */
 function tlsPlatform(platform: OntoPlatform): void {
   const spec = platform.spec as unknown as {
     global: Record<string, unknown>;
     infrastructure: Record<string, Record<string, unknown>>;
-    controlPlane: Record<string, Record<string, unknown>>;
   };
   spec.global.tlsEnabled = true;
   spec.global.tlsSecretName = "onto-tls";
-  spec.infrastructure.postgres = { ...spec.infrastructure.postgres, replicas: 1 };
-  // Redis and auth-service are not what this file tests: on the simulated nodes.
-  const { nodePool: _redisPool, ...redis } = spec.infrastructure.redis ?? {};
-  spec.infrastructure.redis = redis;
-  const { nodePool: _authPool, ...auth } = spec.controlPlane.authService ?? {};
-  spec.controlPlane.authService = auth;
+  spec.infrastructure.postgres = { ...spec.infrastructure.postgres, replicas: POSTGRES_MEMBERS.length };
 }
 
 beforeAll(async () => {
@@ -92,6 +100,27 @@ function handshake(host: string, port: number, name: string, ca?: string): Promi
 }
 
 const serialOf = (pem: string): string => new X509Certificate(pem).serialNumber.toUpperCase();
+
+/** The serial of the certificate a connection's server presented (upper-case hex); "" when plaintext. */
+function peerSerial(stream: unknown): string {
+  return stream instanceof TLSSocket ? stream.getPeerCertificate().serialNumber.toUpperCase() : "";
+}
+
+/** What a server answers to a plaintext PING within 3 s (a TLS-only port closes or stays silent). */
+function plaintextAnswer(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    let answer = "";
+    const socket = netConnect({ host, port }, () => socket.write("PING\r\n"));
+    const done = () => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    socket.setTimeout(3_000, done);
+    socket.once("close", done);
+    socket.once("error", done);
+  });
+}
 
 describe("TLS on the real node with the issued platform certificate", () => {
   it("MinIO serves it to clients and peers: verified against the platform CA, plaintext refused", async () => {
@@ -146,14 +175,147 @@ describe("TLS on the real node with the issued platform certificate", () => {
     expect(metrics.split("\n").filter((l) => /^standin_dependency_failing\{.*\} 1$/.test(l))).toEqual([]);
   });
 
-  it("a re-issued certificate is served by every MinIO member without a pod restart", async () => {
-    const before = new Map(
-      (await podsOf(ns, "minio")).map((pod) => [
-        pod.metadata!.name!,
-        { uid: pod.metadata!.uid, restarts: pod.status?.containerStatuses?.[0]?.restartCount ?? 0 },
-      ]),
+  it("Postgres accepts only verified TLS, and its standby streams from the primary over TLS", async () => {
+    const ca = await secretValue(ns, "onto-tls", "ca.crt");
+    const serial = serialOf(await secretValue(ns, "onto-tls", "tls.crt"));
+    const password = await postgresPassword(ns);
+    const tls = { ca, serverName: `${POSTGRES.service}.${ns}.svc` };
+    let primary = "";
+    for (const member of POSTGRES_MEMBERS) {
+      const ip = await podIP(ns, member);
+      const seen = await withPostgres(
+        ip,
+        password,
+        async (c) => {
+          const row = (
+            await c.query<{ ssl: boolean; recovery: boolean }>(
+              "SELECT ssl, pg_is_in_recovery() AS recovery FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            )
+          ).rows[0];
+          return { ...row, serial: peerSerial(c.connection.stream) };
+        },
+        POSTGRES.port,
+        tls,
+      );
+      expect(seen.ssl, `${member} over TLS`).toBe(true);
+      expect(seen.serial).toBe(serial);
+      if (seen.recovery === false) primary = member;
+      const plain = await withPostgres(ip, password, async () => "connected").catch((err: unknown) =>
+        String(err),
+      );
+      expect(plain, `${member} in plaintext`).toMatch(/no encryption|pg_hba/);
+      // The platform's own chain: without its CA nothing verifies.
+      const unverified = await withPostgres(ip, password, async () => "connected", POSTGRES.port, {
+        ca: "",
+        serverName: tls.serverName,
+      }).catch((err: unknown) => String(err));
+      expect(unverified).toMatch(/self.signed|unable to (verify|get)/i);
+    }
+    expect(primary, "one member answers as the primary").not.toBe("");
+    const primaryIp = await podIP(ns, primary);
+    const links = await query<{ application_name: string; state: string; ssl: boolean }>(
+      primaryIp,
+      password,
+      "SELECT r.application_name, r.state, s.ssl FROM pg_stat_replication r JOIN pg_stat_ssl s ON s.pid = r.pid",
+      [],
+      tls,
     );
+    expect(links).toHaveLength(POSTGRES_MEMBERS.length - 1);
+    for (const link of links)
+      expect(link, "a standby's WAL link").toMatchObject({ state: "streaming", ssl: true });
+    const mark = uniqueValue("pg-tls");
+    await query(primaryIp, password, "CREATE TABLE IF NOT EXISTS tls_marks (v text)", [], tls);
+    await query(primaryIp, password, "INSERT INTO tls_marks VALUES ($1)", [mark], tls);
+    const standby = await podIP(ns, POSTGRES_MEMBERS.find((m) => m !== primary) ?? "");
+    await eventually(
+      "the write replicated to the standby over TLS",
+      async () => {
+        const rows = await query<{ v: string }>(
+          standby,
+          password,
+          "SELECT v FROM tls_marks WHERE v = $1",
+          [mark],
+          tls,
+        ).catch(() => []);
+        return rows.length === 1 ? true : undefined;
+      },
+      30_000,
+      500,
+    );
+    console.log(
+      `[real-tls] Postgres: ${POSTGRES_MEMBERS.length} members serve serial ${serial}; ${links.length} standby streams over TLS; plaintext refused`,
+    );
+  });
+
+  it("Redis and its Sentinels accept only verified TLS, and the replicas follow the primary over it", async () => {
+    const ca = await secretValue(ns, "onto-tls", "ca.crt");
+    const serial = serialOf(await secretValue(ns, "onto-tls", "tls.crt"));
+    const password = await redisPassword(ns);
+    const roles: string[] = [];
+    for (const member of REDIS_MEMBERS) {
+      const ip = await podIP(ns, member);
+      const tls = { ca, serverName: `${member}.redis-headless.${ns}.svc` };
+      const info = await withMember(
+        ip,
+        REDIS.port,
+        password,
+        async (c) => ({ replication: await c.info("replication"), serial: peerSerial(c.stream) }),
+        tls,
+      );
+      expect(info.serial, `${member} serves the platform certificate`).toBe(serial);
+      roles.push(/^role:(\w+)/m.exec(info.replication)?.[1] ?? "?");
+      if (/^role:master/m.test(info.replication))
+        expect(info.replication).toMatch(/^connected_slaves:2\r?$/m);
+      else expect(info.replication).toMatch(/^master_link_status:up\r?$/m);
+      const sentinel = await withMember(
+        ip,
+        REDIS.sentinelPort,
+        undefined,
+        async (c) => ({
+          primary: (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", REDIS.masterName)) as string[],
+          serial: peerSerial(c.stream),
+        }),
+        tls,
+      );
+      expect(sentinel.serial).toBe(serial);
+      expect(sentinel.primary[0]).toMatch(/redis-headless/);
+      // No plaintext listener: a plaintext PING gets no PONG, on either port.
+      for (const port of [REDIS.port, REDIS.sentinelPort])
+        expect(await plaintextAnswer(ip, port), `${member}:${port} in plaintext`).not.toMatch(/PONG/);
+    }
+    expect(roles.sort()).toEqual(["master", "slave", "slave"]);
+    // The stand-in auth-service reaches Redis through the Sentinels and Postgres, both verified.
+    const [pod] = await podsOf(ns, "auth-service");
+    expect(pod && isReady(pod)).toBe(true);
+    const metrics = await (await fetch(`http://${pod!.status!.podIP}:8080/metrics`)).text();
+    expect(metrics).toMatch(/^standin_ready 1$/m);
+    console.log(
+      `[real-tls] Redis: ${REDIS_MEMBERS.length} servers and Sentinels serve serial ${serial}; replicas linked over TLS; plaintext refused`,
+    );
+  });
+
+  it("a re-issued certificate: MinIO and Postgres serve it without a restart, Redis rolls one pod at a time", async () => {
+    const podState = async (component: string) =>
+      new Map(
+        (await podsOf(ns, component)).map((pod) => [
+          pod.metadata!.name!,
+          { uid: pod.metadata!.uid, restarts: pod.status?.containerStatuses?.[0]?.restartCount ?? 0 },
+        ]),
+      );
+    const before = { minio: await podState("minio"), postgres: await podState("postgres") };
+    const redisBefore = await podState("redis");
     const oldSerial = serialOf(await secretValue(ns, "onto-tls", "tls.crt"));
+    // Redis members not Ready (or gone) at once, sampled through the roll.
+    let redisDownMost = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const pods = await podsOf(ns, "redis").catch(() => []);
+        const ready = pods.filter((pod) => isReady(pod) && !pod.metadata?.deletionTimestamp).length;
+        redisDownMost = Math.max(redisDownMost, REDIS_MEMBERS.length - ready);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
     // A new lifetime re-issues the certificate at once (same CA, same names).
     await p.client.mergePatch(
       { apiVersion: "onto.paas/v1alpha1", kind: "OntoPlatform", namespace: ns, name: p.name },
@@ -171,36 +333,90 @@ describe("TLS on the real node with the issued platform certificate", () => {
     );
     const issuedMs = Date.now() - t;
     const ca = await secretValue(ns, "onto-tls", "ca.crt");
+    const pgPassword = await postgresPassword(ns);
+    const redisPw = await redisPassword(ns);
     const servedAt: Record<string, number> = {};
-    await eventually(
-      "every MinIO member serving the new certificate",
-      async () => {
-        for (const member of MINIO_MEMBERS) {
-          if (servedAt[member] !== undefined) continue;
-          const shake = await handshake(
-            await podIP(ns, member),
-            MINIO.port,
-            `${MINIO.service}.${ns}.svc`,
+    const served: Record<string, (member: string) => Promise<string>> = {
+      minio: async (member) =>
+        (
+          await handshake(await podIP(ns, member), MINIO.port, `${MINIO.service}.${ns}.svc`, ca)
+        ).cert?.serialNumber.toUpperCase() ?? "",
+      postgres: async (member) =>
+        withPostgres(
+          await podIP(ns, member),
+          pgPassword,
+          async (c) => peerSerial(c.connection.stream),
+          POSTGRES.port,
+          {
             ca,
-          );
-          if (shake.authorized && shake.cert?.serialNumber.toUpperCase() === newSerial)
-            servedAt[member] = Date.now() - t;
+            serverName: `${POSTGRES.service}.${ns}.svc`,
+          },
+        ),
+      redis: async (member) =>
+        withMember(await podIP(ns, member), REDIS.port, redisPw, async (c) => peerSerial(c.stream), {
+          ca,
+          serverName: `${member}.redis-headless.${ns}.svc`,
+        }),
+    };
+    const members: Record<string, string[]> = {
+      minio: MINIO_MEMBERS,
+      postgres: POSTGRES_MEMBERS,
+      redis: REDIS_MEMBERS,
+    };
+    const everyone = Object.entries(members).flatMap(([component, names]) =>
+      names.map((m) => [component, m] as const),
+    );
+    await eventually(
+      "every MinIO, Postgres and Redis member serving the new certificate",
+      async () => {
+        for (const [component, member] of everyone) {
+          if (servedAt[member] !== undefined) continue;
+          const serial = await served[component]!(member).catch(() => "");
+          if (serial === newSerial) servedAt[member] = Date.now() - t;
         }
-        return Object.keys(servedAt).length === MINIO_MEMBERS.length ? true : undefined;
+        return Object.keys(servedAt).length === everyone.length ? true : undefined;
       },
-      240_000,
+      420_000,
       2_000,
     );
-    const after = await podsOf(ns, "minio");
-    for (const pod of after) {
-      const was = before.get(pod.metadata!.name!);
-      expect(pod.metadata?.uid, `${pod.metadata?.name} kept its pod`).toBe(was?.uid);
-      expect(pod.status?.containerStatuses?.[0]?.restartCount ?? 0).toBe(was?.restarts);
+    // The roll is over once every Redis pod is Ready again.
+    await eventually(
+      "every Redis pod Ready",
+      async () => {
+        const pods = await podsOf(ns, "redis");
+        return pods.length === REDIS_MEMBERS.length && pods.every(isReady) ? true : undefined;
+      },
+      180_000,
+      1_000,
+    );
+    sampling = false;
+    await sampler;
+    for (const [component, was] of Object.entries(before)) {
+      for (const pod of await podsOf(ns, component)) {
+        const prior = was.get(pod.metadata!.name!);
+        expect(pod.metadata?.uid, `${pod.metadata?.name} kept its pod`).toBe(prior?.uid);
+        expect(pod.status?.containerStatuses?.[0]?.restartCount ?? 0).toBe(prior?.restarts);
+      }
     }
+    const redisAfter = await podsOf(ns, "redis");
+    const replaced = redisAfter.filter(
+      (pod) => redisBefore.get(pod.metadata!.name!)?.uid !== pod.metadata?.uid,
+    );
+    expect(
+      replaced.map((pod) => pod.metadata?.name).sort(),
+      "Redis reads its certificate at start: every pod replaced",
+    ).toEqual(REDIS_MEMBERS);
+    expect(redisDownMost, "Redis pods down at once during the roll").toBeLessThanOrEqual(1);
+    const reloads = (await coreApi().listNamespacedEvent({ namespace: ns })).items.filter((e) =>
+      e.message?.includes(`ssl_cert_file serial ${oldSerial} -> serial ${newSerial}`),
+    );
+    // The operator's Events are the platform's; the message names the member.
+    const reloaded = new Set(reloads.map((e) => /^Postgres (\S+) reloaded/.exec(e.message ?? "")?.[1]));
+    expect([...reloaded].sort(), "the operator reloaded each Postgres member").toEqual(POSTGRES_MEMBERS);
     const platform = await readPlatform(p.client, ns, p.name);
     expect(platform.status?.certificates?.["onto-tls"]?.serial?.toUpperCase()).toBe(newSerial);
     console.log(
-      `[real-tls] re-issued in ${issuedMs} ms; served by ${JSON.stringify(servedAt)} (ms after the change); 0 MinIO pods restarted`,
+      `[real-tls] re-issued in ${issuedMs} ms; served by ${JSON.stringify(servedAt)} (ms after the change); 0 MinIO or Postgres pods restarted; ${replaced.length} Redis pods replaced, at most ${redisDownMost} down at once`,
     );
   });
 });
