@@ -126,7 +126,7 @@ const REASON_DOCS = {
     conditions: ["Degraded"],
     status: "True",
     means:
-      "the TLS Secret you supplied cannot be used: no `tls.key`/`tls.crt`, not a certificate, or a key that does not match it; the message names the field and the key (phase `Degraded`, the Secret is left as it is)",
+      "the TLS Secret you supplied cannot be used: no `tls.key`/`tls.crt`, not a certificate, a key that does not match it, or (with `tlsEnabled`) no `ca.crt` or a certificate that does not name what the platform's TLS clients verify; the message names the field, the key or the missing names (phase `Degraded`, the Secret is left as it is)",
     todo: "fix the Secret's data, or delete it to let the operator issue one",
   },
   TLSCertificateExpired: {

@@ -241,7 +241,24 @@ describe("the platform certificate", () => {
       expect(after.metadata?.resourceVersion).toBe(applied.metadata?.resourceVersion);
       expect(after.metadata?.labels?.[ISSUED_CERTIFICATE_LABEL]).toBeUndefined();
 
-      // The user adds the key (deleting the Secret instead would let the operator issue its own).
+      // A certificate for the ingress host alone: the platform's TLS clients could verify nothing.
+      await client.apply({
+        ...(await tlsSecret(userNs, "onto-tls", ["platform.example.com"])),
+        type: "Opaque",
+      });
+      const unnamed = await eventually("the InvalidTLSSecret condition naming what is missing", async () => {
+        const p = await readPlatform(client, userNs, platform.metadata.name);
+        const c = p.status?.conditions?.find((x) => x.type === "Degraded");
+        return c?.reason === "InvalidTLSSecret" && c.message?.includes("does not name") ? c : undefined;
+      });
+      expect(unnamed.message).toMatch(
+        new RegExp(
+          `^spec.global.tlsSecretName: Secret ${userNs}/onto-tls: the certificate in tls.crt does not name .*postgres`,
+        ),
+      );
+
+      // The user puts in a certificate with the names (deleting the Secret instead would let the
+      // operator issue its own).
       await client.apply({ ...valid, type: "Opaque" });
       const running = await waitForPhase(client, userNs, platform.metadata.name, "Running");
       expect(running.status?.certificates?.["onto-tls"]?.issuer).toBe("user");

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as k8s from "@kubernetes/client-node";
 import { Quantity, type OntoPlatform } from "../../src/api/index.js";
-import { POSTGRES, REDIS } from "../../src/render/endpoints.js";
+import { REDIS } from "../../src/render/endpoints.js";
 import type { KubeObject } from "../../src/kube/index.js";
 import { eventually } from "../support/cluster.js";
 import { readPlatform, tlsSecret } from "../support/platform.js";
@@ -73,14 +73,8 @@ beforeAll(async () => {
   p = await startRealPlatform("real-healing", {
     customize: small,
     prepare: async (client, namespace) => {
-      // The user's certificate names the Services the platform's TLS links reach (Postgres and
-      // Redis verify-full from the services), as a user's own must.
-      userSecret = await tlsSecret(namespace, "onto-tls", [
-        "platform.example.com",
-        POSTGRES.service,
-        `${POSTGRES.service}.${namespace}.svc`,
-        REDIS.service,
-      ]);
+      // The user's certificate names what the platform's TLS links verify, as a user's own must.
+      userSecret = await tlsSecret(namespace, "onto-tls");
       await client.apply(userSecret);
     },
   });

@@ -4,7 +4,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { PLATFORM_REF, type OntoPlatform } from "../../src/api/index.js";
+import { PLATFORM_REF, resolveSpec, type OntoPlatform } from "../../src/api/index.js";
+import { linkNames } from "../../src/controllers/platform/certificates.js";
+import { PRODUCT_CATALOG } from "../../src/release/index.js";
+import { renderPlatform } from "../../src/render/index.js";
 import { runOperator, type OperatorOptions, type RunningOperator } from "../../src/controllers/operator.js";
 import { issueCa, issueLeaf } from "../../src/controllers/platform/certificate-pki.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
@@ -44,11 +47,28 @@ export function loadSample(file: string, namespace: string): OntoPlatform {
   return doc;
 }
 
+/**
+ * The names a user's certificate needs in `namespace` for the platform's TLS links (what the
+ * operator checks with tlsEnabled), from a render of the minimal sample, and the ingress host.
+ */
+export function userCertificateHosts(namespace: string): string[] {
+  const sample = loadSample("minimal.yaml", namespace);
+  const spec = resolveSpec(sample.spec);
+  const desired = renderPlatform({
+    platform: { name: sample.metadata.name, namespace, uid: "" },
+    spec,
+    release: PRODUCT_CATALOG.releaseFor(spec.version),
+    capabilities: { serviceMonitor: false, verticalPodAutoscaler: false },
+    generateSecret: () => "x".repeat(32),
+  });
+  return ["platform.example.com", ...linkNames(desired, namespace)];
+}
+
 /** A user's TLS Secret: a real certificate for `hosts` from a CA of its own, valid for 30 days. */
 export async function tlsSecret(
   namespace: string,
   name: string,
-  hosts: readonly string[] = ["platform.example.com"],
+  hosts: readonly string[] = userCertificateHosts(namespace),
 ): Promise<KubeObject> {
   const now = new Date();
   const ca = await issueCa("test user CA", now, 60 * 86400_000);

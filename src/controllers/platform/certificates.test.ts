@@ -12,8 +12,10 @@ import { issueCa, issueLeaf, keyMatches, readCertificate, signedBy } from "./cer
 import {
   durationMs,
   liveTlsSerial,
+  linkNames,
   planCertificates,
   renewAt,
+  uncoveredNames,
   withPlatformCertificate,
 } from "./certificates.js";
 
@@ -219,10 +221,71 @@ describe("the operator-issued platform certificate", () => {
 });
 
 describe("a user's TLS Secret", () => {
-  const userPair = async (lifetimeMs: number, at = NOW) => {
+  const userPair = async (lifetimeMs: number, at = NOW, names?: readonly string[]) => {
     const ca = await issueCa("user CA", at, 10 * lifetimeMs);
-    return { ...(await issueLeaf(ca, ["platform.example.com"], at, lifetimeMs)), caPem: ca.certPem };
+    const hosts = names ?? ["platform.example.com", ...linkNames(rendered().desired, NS)];
+    return { ...(await issueLeaf(ca, hosts, at, lifetimeMs)), caPem: ca.certPem };
   };
+
+  it("with tlsEnabled must name what the platform's TLS clients verify: a problem lists what it lacks", async () => {
+    const { spec, desired } = rendered();
+    const needed = linkNames(desired, NS);
+    expect(needed).toEqual(
+      expect.arrayContaining([
+        "postgres",
+        `postgres.${NS}.svc`,
+        "redis",
+        `*.redis-headless.${NS}.svc`,
+        "minio",
+      ]),
+    );
+    expect(needed.some((n) => n.startsWith("auth-service"))).toBe(false); // only the infrastructure's
+    const ingressOnly = await userPair(1000 * HOUR, NOW, ["platform.example.com"]);
+    const plan = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store([
+        userSecret({
+          "tls.crt": ingressOnly.certPem,
+          "tls.key": ingressOnly.keyPem,
+          "ca.crt": ingressOnly.caPem,
+        }),
+      ]),
+      now: NOW,
+    });
+    expect(plan.serial).toBeUndefined();
+    expect(plan.problems).toHaveLength(1);
+    expect(plan.problems[0]).toMatchObject({
+      field: "spec.global.tlsSecretName",
+      reason: "InvalidTLSSecret",
+    });
+    expect(plan.problems[0]?.message).toMatch(
+      new RegExp(
+        `^Secret ${NS}/onto-tls: the certificate in tls.crt does not name .+ and ${needed.length - 4} more, which the platform's TLS clients verify`,
+      ),
+    );
+    // A wildcard for the namespace covers the Services but not each member's headless name.
+    const wildcard = await userPair(1000 * HOUR, NOW, [
+      `*.${NS}.svc`,
+      `*.${NS}`,
+      ...needed.filter((n) => !n.includes(".")),
+    ]);
+    expect(uncoveredNames(wildcard.certPem, needed)).toEqual(needed.filter((n) => n.startsWith("*.")));
+    // Without tlsEnabled only the Ingress uses it: no names asked for.
+    const { spec: ingressSpec, desired: ingressDesired } = rendered({
+      ...SPEC,
+      global: { ...SPEC.global, tlsEnabled: false },
+    });
+    const ingressPlan = await planCertificates({
+      platform: PLATFORM,
+      spec: ingressSpec,
+      desired: ingressDesired,
+      secrets: store([userSecret({ "tls.crt": ingressOnly.certPem, "tls.key": ingressOnly.keyPem })]),
+      now: NOW,
+    });
+    expect(ingressPlan.problems).toEqual([]);
+  });
 
   it("is used as it is: nothing issued, its expiry in the state", async () => {
     const { spec, desired } = rendered();

@@ -9,7 +9,8 @@
 //   operator renews on its first reconcile after it starts again (the decision is made from the
 //   stored certificate, never from memory).
 // Both Secrets join the desired objects, so apply writes them and prune keeps them.
-import { REASON, type CertificateState, type ResolvedSpec } from "../../api/index.js";
+import { X509Certificate } from "node:crypto";
+import { COMPONENTS, NAME_LABEL, REASON, type CertificateState, type ResolvedSpec } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import {
   ISSUED_CERTIFICATE_LABEL,
@@ -118,12 +119,44 @@ function storedPair(secret: SecretView | undefined): { pair: KeyPair; facts: Cer
   }
 }
 
+/** The infrastructure components: their clients verify the platform certificate's names. */
+const INFRASTRUCTURE: ReadonlySet<string> = new Set(
+  COMPONENTS.filter((c) => c.plane === "infrastructure").map((c) => c.name),
+);
+
+/**
+ * The names a user's certificate must cover for the platform's own TLS links with tlsEnabled: of
+ * those the operator would issue for the infrastructure Services (Postgres, Redis, MinIO, Kafka),
+ * the forms their clients and peers reach and verify: the short name, the `.svc` name, and each
+ * member by its headless `.svc` name. (`<name>.<namespace>` is issued but no link uses it, and no
+ * wildcard could stand for it: OpenSSL matches no `*.<namespace>`.)
+ */
+export function linkNames(desired: readonly RenderedObject[], namespace: string): string[] {
+  const services = desired.filter(
+    (o) => o.kind === "Service" && INFRASTRUCTURE.has(o.metadata.labels[NAME_LABEL] ?? ""),
+  );
+  return certificateNames(services, namespace, undefined).filter((n) => !n.endsWith(`.${namespace}`));
+}
+
+/** The names of `needed` the certificate does not cover (a `*.` name stands for any one member). */
+export function uncoveredNames(certPem: string, needed: readonly string[]): string[] {
+  const cert = new X509Certificate(certPem);
+  return needed.filter((name) => cert.checkHost(name.replace(/^\*\./, "member-0.")) === undefined);
+}
+
+/** Lists at most a few names, and how many more. */
+function someNames(names: readonly string[]): string {
+  const shown = names.slice(0, 4).join(", ");
+  return names.length > 4 ? `${shown} and ${names.length - 4} more` : shown;
+}
+
 /** What is wrong with a user's TLS Secret, if anything (the Secret itself is never touched). */
 function userSecretProblem(
   ref: string,
   secret: SecretView,
   now: Date,
   needsCa: boolean,
+  neededNames: readonly string[],
 ): { problem?: SpecProblem; facts?: CertificateFacts } {
   const invalid = (message: string) => ({
     problem: { field: FIELD, reason: REASON.InvalidTLSSecret, message: `Secret ${ref}: ${message}` },
@@ -159,6 +192,14 @@ function userSecretProblem(
         message: `Secret ${ref}: the certificate in tls.crt expired at ${facts.notAfter.toISOString()}`,
       },
     };
+  const missing = uncoveredNames(cert, neededNames);
+  if (missing.length > 0)
+    return {
+      ...invalid(
+        `the certificate in tls.crt does not name ${someNames(missing)}, which the platform's TLS clients verify (with tlsEnabled)`,
+      ),
+      facts,
+    };
   return { facts };
 }
 
@@ -182,7 +223,14 @@ export async function planCertificates(input: {
   const live = input.secrets.getByName(ns, name);
 
   if (live && issuedAs(live) !== "certificate") {
-    const { problem, facts } = userSecretProblem(`${ns}/${name}`, live, now, spec.global.tlsEnabled);
+    const tls = spec.global.tlsEnabled;
+    const { problem, facts } = userSecretProblem(
+      `${ns}/${name}`,
+      live,
+      now,
+      tls,
+      tls ? linkNames(input.desired, ns) : [],
+    );
     if (problem) plan.problems.push(problem);
     if (facts) {
       plan.states[name] = { issuer: "user", notAfter: facts.notAfter.toISOString(), serial: facts.serial };
