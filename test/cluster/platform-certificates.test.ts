@@ -55,7 +55,7 @@ async function workloadsMounting(secretName: string): Promise<Workload[]> {
   return out;
 }
 
-/** The mounting workloads whose pods roll on a new certificate (MinIO reloads it in place). */
+/** The mounting workloads whose pods roll on a new certificate (MinIO and Postgres reload it in place). */
 async function workloadsRolledOnRenewal(secretName: string): Promise<Workload[]> {
   return (await workloadsMounting(secretName)).filter(
     (w) => !TLS_RELOADING_COMPONENTS.has(w.metadata?.name ?? ""),
@@ -98,8 +98,8 @@ describe("the platform certificate", () => {
     expect(metrics).toContain(
       `onto_certificate_expiry_timestamp_seconds{platform_namespace="${ns}",platform="${NAME}",secret="onto-tls",issuer="operator"} ${new Date(cert.validTo).getTime() / 1000}`,
     );
-    // Every workload that reads it only at start started with this certificate; MinIO, which
-    // reloads it, carries no serial (a new certificate does not roll it).
+    // Every workload that reads it only at start started with this certificate; MinIO and
+    // Postgres, which reload it, carry no serial (a new certificate does not roll them).
     const mounting = await workloadsRolledOnRenewal("onto-tls");
     expect(mounting.length).toBeGreaterThan(0);
     for (const w of mounting)
@@ -108,8 +108,9 @@ describe("the platform certificate", () => {
       );
     const rolling = new Set(mounting.map((w) => w.metadata?.name));
     const reloading = (await workloadsMounting("onto-tls")).filter((w) => !rolling.has(w.metadata?.name));
-    expect(reloading.map((w) => w.metadata?.name)).toEqual(["minio"]);
-    expect(reloading[0]?.spec?.template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION]).toBeUndefined();
+    expect(reloading.map((w) => w.metadata?.name).sort()).toEqual([...TLS_RELOADING_COMPONENTS].sort());
+    for (const w of reloading)
+      expect(w.spec?.template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION]).toBeUndefined();
   });
 
   it(

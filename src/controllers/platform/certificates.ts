@@ -350,11 +350,13 @@ export function withPlatformCertificate(
   plan: CertificatePlan,
   liveSerial?: (obj: RenderedObject) => string | undefined,
 ): RenderedObject[] {
-  const name = spec.global.tlsSecretName;
+  const name = platformCertificateName(spec);
   if (!name) return [...plan.objects, ...rendered];
   if (plan.serial)
     return [...plan.objects, ...withTlsRevision(rendered, name, plan.serial, TLS_RELOADING_COMPONENTS)];
   const kept = rendered.map((obj) => {
+    // Only workloads carry it (and only their kinds are sure to have a cache to look in).
+    if (obj.kind !== "Deployment" && obj.kind !== "StatefulSet") return obj;
     const serial = liveSerial?.(obj);
     return serial ? (withTlsRevision([obj], name, serial, TLS_RELOADING_COMPONENTS)[0] ?? obj) : obj;
   });
