@@ -123,7 +123,7 @@ export class PostgresHa {
       platform,
       reconcileId: request.id,
     };
-    const certificate = this.certificate(ns, spec.global.tlsSecretName);
+    const certificate = this.certificate(ns, spec.global.tlsSecretName, spec.global.tlsEnabled);
     const sql = this.deps.sql(
       platform,
       () => this.password(ns),
@@ -259,18 +259,19 @@ export class PostgresHa {
   /**
    * The platform certificate's CA (to verify members that serve TLS) and its serial (what they
    * should serve), from the Secret global.tlsSecretName names, whether or not the members use it
-   * yet: a member that serves no TLS is spoken to in plaintext.
+   * yet (sql.ts speaks to each the way it takes); `enabled`: the way they are meant to.
    */
   private certificate(
     ns: string,
     secretName: string | undefined,
+    enabled: boolean,
   ): (MemberTls & { serial: string }) | undefined {
     if (!secretName) return undefined;
     const ca = this.secretValue(ns, secretName, TLS_KEYS.ca);
     const cert = this.secretValue(ns, secretName, TLS_KEYS.cert);
     if (!ca || !cert) return undefined;
     try {
-      return { ca, serial: new X509Certificate(cert).serialNumber.toUpperCase() };
+      return { ca, preferred: enabled, serial: new X509Certificate(cert).serialNumber.toUpperCase() };
     } catch {
       return undefined; // not a certificate: the platform reconciler reports the Secret
     }

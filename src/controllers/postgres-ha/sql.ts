@@ -23,6 +23,12 @@ export interface Credentials {
  */
 export interface MemberTls {
   ca: string;
+  /**
+   * Whether the members are meant to serve TLS (global.tlsEnabled): spoken to over TLS first. When
+   * not, plaintext first; TLS then only reaches a member that still requires it (a roll that turns
+   * TLS off), so a platform whose certificate serves only its Ingress costs one connection a look.
+   */
+  preferred: boolean;
 }
 
 /** How the operator talks to one member; an interface so the controller can be driven in tests. */
@@ -78,6 +84,8 @@ const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1
 
 /** What a server answers to a TLS request when it was started without ssl. */
 const NO_SSL = /does not support SSL/i;
+/** What a server that takes network connections only over TLS answers to a plaintext one (pg_hba.conf). */
+const NO_PLAINTEXT = /no encryption/i;
 
 export class PgMemberSql implements MemberSql {
   constructor(
@@ -86,9 +94,9 @@ export class PgMemberSql implements MemberSql {
   ) {}
 
   /**
-   * A connected client: over TLS, verified, when the platform has a certificate; plaintext when the
-   * member runs without ssl (a platform whose members have not restarted with TLS yet, or a
-   * platform without it). A member that requires TLS refuses the plaintext attempt.
+   * A connected client, over TLS (verified) or in plaintext: the preferred way first, the other when
+   * the member answers that it does not take that one (a member that has not restarted since TLS
+   * was turned on or off). Without a certificate, plaintext only.
    */
   private async open(host: string, creds: Credentials, connectTimeoutMs: number, queryTimeoutMs: number) {
     const tls = this.tls();
@@ -115,10 +123,12 @@ export class PgMemberSql implements MemberSql {
       return client;
     };
     if (!tls) return attempt(false);
+    const first = tls.preferred;
     try {
-      return await attempt(true);
+      return await attempt(first);
     } catch (err) {
-      if (err instanceof Error && NO_SSL.test(err.message)) return attempt(false);
+      const refused = first ? NO_SSL : NO_PLAINTEXT;
+      if (err instanceof Error && refused.test(err.message)) return attempt(!first);
       throw err;
     }
   }
