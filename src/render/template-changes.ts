@@ -151,6 +151,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "with global.tlsEnabled, Redis and its Sentinels speak only TLS with the platform certificate (replication and Sentinel links too), Kafka's client, inter-broker and controller listeners speak TLS (a PEM keystore written by an init container), and the platform services are told so (REDIS_TLS, KAFKA_SECURITY_PROTOCOL=SSL) and to verify Postgres (DATABASE_SSLMODE=verify-full, DATABASE_SSLROOTCERT)",
   },
+  {
+    revision: 19,
+    components: ["minio"],
+    kinds: ["StatefulSet"],
+    restart: "template",
+    why: "MinIO has a startup probe (liveness waits until it first answers: a distributed member listens only once it has found its peers) and its probes allow 5 s for an answer, so a member starting or answering slowly on a busy node is not killed into a restart loop",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -126,14 +126,25 @@ export function renderMinio(ctx: RenderContext): ComponentObjects {
               { name: "HOME", value: "/data" },
             ],
             resources: mainResources(ctx, name),
+            // Distributed MinIO listens only once it has found its peers, which on a busy node takes
+            // longer than the liveness budget: the startup probe holds liveness back until the
+            // first answer (up to 10 minutes), and a slow answer is not taken for a dead server.
+            startupProbe: {
+              httpGet: { path: "/minio/health/live", port: "api", ...probeScheme },
+              periodSeconds: 5,
+              timeoutSeconds: 5,
+              failureThreshold: 120,
+            },
             readinessProbe: {
               httpGet: { path: "/minio/health/ready", port: "api", ...probeScheme },
               periodSeconds: 10,
+              timeoutSeconds: 5,
               failureThreshold: 3,
             },
             livenessProbe: {
               httpGet: { path: "/minio/health/live", port: "api", ...probeScheme },
               periodSeconds: 20,
+              timeoutSeconds: 5,
               failureThreshold: 3,
             },
             volumeMounts: [
