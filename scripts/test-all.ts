@@ -8,8 +8,10 @@
 //     unit 1769 s);
 //   - the files that mostly wait (`autoscaling` on the HPA controller's and the VPA recommender's
 //     periods, `cluster-waits` on a node's grace period and upgrade soaks: about 10 minutes of
-//     little CPU), so that they do not lengthen either of the other two, and after them
-//     `real-two-nodes` on a cluster of its own with two real nodes;
+//     little CPU), so that they do not lengthen either of the other two;
+//   - once the KWOK suite and the waits are done, `real-two-nodes` on a cluster of its own with two
+//     real nodes (a second control plane, two containerds and kubelets: started beside the busy
+//     KWOK suite, its load got the real-node suite's pods killed by their own probes);
 // and after all three, the files that disturb everyone on the cluster (`cluster-alone`: an API-server
 // restart, timing-sensitive leader failover), by themselves. It prints each run's output (the
 // others' when they end, not interleaved), then the failed tests of all runs and one total
@@ -87,17 +89,13 @@ async function runAll(): Promise<number> {
   const outcomes: Outcome[] = [];
   try {
     const real = start({ name: "real-programs-unit", projects: ["real", "programs", "unit"], live: false });
-    // The waits end well before the other two: the two-real-node cluster starts then, in the slack.
-    const waitsThenTwoNodes = start({
-      name: "waits",
-      projects: ["autoscaling", "cluster-waits"],
-      live: false,
-    }).then(async (waits) => [
-      waits,
-      await start({ name: "two-nodes", projects: ["real-two-nodes"], live: false }),
-    ]);
+    const waits = start({ name: "waits", projects: ["autoscaling", "cluster-waits"], live: false });
     outcomes.push(await start({ name: "kwok", projects: ["cluster"], live: true }));
-    for (const done of [await real, ...(await waitsThenTwoNodes)]) {
+    // The KWOK suite ends a few minutes before the real-node suite: the two-real-node cluster
+    // starts then, beside only the real-node suite's last files.
+    const waitsDone = await waits;
+    const twoNodes = start({ name: "two-nodes", projects: ["real-two-nodes"], live: false });
+    for (const done of [await real, waitsDone, await twoNodes]) {
       console.log(`\n======== ${done.name} (ran beside the run above) ========\n${done.output}`);
       outcomes.push(done);
     }
