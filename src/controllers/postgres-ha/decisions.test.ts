@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { POSTGRES_ROLES } from "../../api/index.js";
-import { decide, formatLsn, parseLsn, type HaInput, type MemberView } from "./decisions.js";
+import {
+  SWITCHOVER_TARGET_WAIT_MS,
+  decide,
+  formatLsn,
+  parseLsn,
+  type HaInput,
+  type MemberView,
+} from "./decisions.js";
 
 /** A switchover postgres-0 -> postgres-1 in progress, as status records it. */
 function switchoverInProgress() {
@@ -434,6 +441,47 @@ describe("Postgres HA decisions (cases)", () => {
     expect(later.promote?.reason).toBe("PrimaryNotAnswering");
     expect(later.state.switchover?.outcome).toBe("Refused");
     expect(later.refused).toMatch(/postgres-0 is not healthy/);
+  });
+
+  it("wait a little for the member a switchover names when it missed a look, then refuse with the reason", () => {
+    const requestedAt = NOW.toISOString();
+    const primary = member(0, { inRecovery: false, receivedLsn: 10n }, { label: "primary" });
+    const silent = [primary, member(1, undefined, { label: "standby" }), member(2, { receivedLsn: 10n })];
+    const first = decide(base(silent, { switchover: { requestedAt, to: "postgres-1" } }));
+    expect(first.refused).toBeUndefined();
+    expect(first.promote).toBeUndefined();
+    expect(first.state.switchover).toBeUndefined();
+    // It answers at the next look: the switchover goes ahead.
+    const answering = [primary, member(1, { receivedLsn: 10n }), member(2, { receivedLsn: 10n })];
+    const next = decide(
+      base(answering, {
+        state: first.state,
+        now: new Date(NOW.getTime() + 2_000),
+        switchover: { requestedAt, to: "postgres-1" },
+      }),
+    );
+    expect(next.promote).toEqual({
+      from: "postgres-0",
+      to: "postgres-1",
+      reason: "Switchover",
+      planned: true,
+    });
+    // Still silent when the wait is over: refused, saying why.
+    const late = decide(
+      base(silent, {
+        state: first.state,
+        now: new Date(NOW.getTime() + SWITCHOVER_TARGET_WAIT_MS),
+        switchover: { requestedAt, to: "postgres-1" },
+      }),
+    );
+    expect(late.promote).toBeUndefined();
+    expect(late.state.switchover?.outcome).toBe("Refused");
+    expect(late.refused).toBe("postgres-1 does not answer");
+    // A member whose node is NotReady is not waited for.
+    const lost = [primary, member(1, undefined, { nodeReady: false }), member(2, { receivedLsn: 10n })];
+    expect(decide(base(lost, { switchover: { requestedAt, to: "postgres-1" } })).refused).toBe(
+      "postgres-1 is not running on a Ready node",
+    );
   });
 
   it("on retained volumes with an empty status, wait for the former primary instead of promoting a standby", () => {

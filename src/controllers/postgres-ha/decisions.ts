@@ -163,6 +163,13 @@ export function formatLsn(lsn: bigint): string {
   return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
 }
 
+/**
+ * How long a switchover request waits for the member it names to answer when that member runs on
+ * a Ready node but missed a look (a connection that timed out on a loaded node), before it is
+ * refused with "does not answer".
+ */
+export const SWITCHOVER_TARGET_WAIT_MS = 15_000;
+
 const writable = (m: MemberView): boolean => m.pod === "present" && m.sql !== undefined && !m.sql.inRecovery;
 
 /** Why the member named primary cannot take writes, or undefined while it can. */
@@ -379,9 +386,21 @@ export function decide(input: HaInput): HaDecision {
   // no failover is due yet (a connection that timed out on a loaded node), the request waits for
   // a later pass: the primary answers again and the switchover goes ahead, or the failover is
   // due and the request is refused with the reason.
+  // The same for the member asked for: running on a Ready node but silent at this look, the
+  // request waits up to SWITCHOVER_TARGET_WAIT_MS for it to answer before it is refused.
   const request = input.switchover;
   const primaryBlip = trouble === "PrimaryNotAnswering" && !due && !promote;
-  if (request && request.requestedAt !== previous.switchover?.requestedAt && !primaryBlip) {
+  const asked = request?.to !== undefined ? byName.get(request.to) : undefined;
+  const targetBlip =
+    primary !== "" &&
+    trouble === undefined &&
+    !promote &&
+    asked !== undefined &&
+    asked.pod === "present" &&
+    asked.nodeReady &&
+    asked.sql === undefined &&
+    now.getTime() - Date.parse(request?.requestedAt ?? "") < SWITCHOVER_TARGET_WAIT_MS;
+  if (request && request.requestedAt !== previous.switchover?.requestedAt && !primaryBlip && !targetBlip) {
     let to: MemberView | undefined;
     if (primary === "") {
       refused = "no member answers as the primary yet: a switchover needs a running primary";
