@@ -213,14 +213,24 @@ describe("TLS on the real node with the issued platform certificate", () => {
     }
     expect(primary, "one member answers as the primary").not.toBe("");
     const primaryIp = await podIP(ns, primary);
-    const links = await query<{ application_name: string; state: string; ssl: boolean }>(
-      primaryIp,
-      password,
-      "SELECT r.application_name, r.state, s.ssl FROM pg_stat_replication r JOIN pg_stat_ssl s ON s.pid = r.pid",
-      [],
-      tls,
+    // A standby (re)connecting at this moment streams again within seconds.
+    const links = await eventually(
+      "every standby streaming from the primary",
+      async () => {
+        const rows = await query<{ application_name: string; state: string; ssl: boolean }>(
+          primaryIp,
+          password,
+          "SELECT r.application_name, r.state, s.ssl FROM pg_stat_replication r JOIN pg_stat_ssl s ON s.pid = r.pid",
+          [],
+          tls,
+        );
+        return rows.length === POSTGRES_MEMBERS.length - 1 && rows.every((r) => r.state === "streaming")
+          ? rows
+          : undefined;
+      },
+      120_000,
+      1_000,
     );
-    expect(links).toHaveLength(POSTGRES_MEMBERS.length - 1);
     for (const link of links)
       expect(link, "a standby's WAL link").toMatchObject({ state: "streaming", ssl: true });
     const mark = uniqueValue("pg-tls");
@@ -284,10 +294,15 @@ describe("TLS on the real node with the issued platform certificate", () => {
         expect(await plaintextAnswer(ip, port), `${member}:${port} in plaintext`).not.toMatch(/PONG/);
     }
     expect(roles.sort()).toEqual(["master", "slave", "slave"]);
-    // The stand-in auth-service reaches Redis through the Sentinels and Postgres, both verified.
-    const [pod] = await podsOf(ns, "auth-service");
-    expect(pod && isReady(pod)).toBe(true);
-    const metrics = await (await fetch(`http://${pod!.status!.podIP}:8080/metrics`)).text();
+    // The stand-in auth-service reaches Redis through the Sentinels and Postgres, both verified
+    // (Ready again within its probe period when one of them was restarting a moment ago).
+    const pod = await eventually(
+      "the stand-in auth-service Ready",
+      async () => (await podsOf(ns, "auth-service")).find((x) => isReady(x)),
+      120_000,
+      1_000,
+    );
+    const metrics = await (await fetch(`http://${pod.status!.podIP}:8080/metrics`)).text();
     expect(metrics).toMatch(/^standin_ready 1$/m);
     console.log(
       `[real-tls] Redis: ${REDIS_MEMBERS.length} servers and Sentinels serve serial ${serial}; replicas linked over TLS; plaintext refused`,
