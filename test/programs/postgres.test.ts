@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSpec } from "../../src/api/index.js";
 import { reloadsDue } from "../../src/controllers/postgres-ha/reloads.js";
+import { KeptConnections } from "../../src/controllers/postgres-ha/kept-connections.js";
 import { PgMemberSql } from "../../src/controllers/postgres-ha/sql.js";
 import { releaseFor } from "../../src/release/index.js";
 import { POSTGRES, renderPlatform, type RenderedObject } from "../../src/render/index.js";
@@ -357,6 +358,41 @@ describe("Postgres rendered for a pod, run with the real server", () => {
     expect(
       reloadsDue({ members: again, lastReloadAt: new Map(), now: new Date(), intervalMs: 60_000 }),
     ).toEqual([]);
+  });
+
+  it("looks at a member over one kept connection, and connects afresh when the server ended it or after a reload", async () => {
+    const password = secretValue(objects, POSTGRES.secret, POSTGRES.passwordKey);
+    const looks = new KeptConnections();
+    const memberSql = new PgMemberSql(() => ({ user: POSTGRES.user, password }), undefined, looks);
+    const o = [0, 1, 2].find(isPrimary) ?? 0;
+    const sessions = (): string[] =>
+      sql(
+        m(o),
+        ip(o),
+        "SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_activity WHERE application_name = 'onto-operator'",
+      )
+        .split(",")
+        .filter(Boolean);
+    try {
+      for (let i = 0; i < 5; i++) expect((await memberSql.observe(ip(o)))?.inRecovery).toBe(false);
+      const [kept, ...more] = sessions();
+      expect(more, "five looks, one session").toEqual([]);
+      expect(looks.size).toBe(1);
+      // The server ends the session (as a switchover's stop of writes does): the next look still answers.
+      sql(m(o), ip(o), `SELECT pg_terminate_backend(${kept})`);
+      expect((await memberSql.observe(ip(o)))?.inRecovery).toBe(false);
+      const [second] = sessions();
+      expect(second).toBeDefined();
+      expect(second).not.toBe(kept);
+      // After a reload the next look connects afresh (it sees the certificate served now).
+      await memberSql.reload(ip(o));
+      expect(looks.size).toBe(0);
+      expect((await memberSql.observe(ip(o)))?.inRecovery).toBe(false);
+      const [third] = sessions();
+      expect(third).not.toBe(second);
+    } finally {
+      looks.closeAll();
+    }
   });
 
   it("shuts the primary down over SQL as the operator does on a lost node: it stops, its standbys hold its last write", async () => {

@@ -14,6 +14,7 @@ import type { ActionRecorder } from "../shared/actions.js";
 import { nodeHealthChanged, platformKeyOfPod } from "../healing/index.js";
 import { PostgresHa } from "./ha.js";
 import { PostgresHaMetrics } from "./metrics.js";
+import { KeptConnections } from "./kept-connections.js";
 import { PgMemberSql } from "./sql.js";
 import { POSTGRES } from "../../render/index.js";
 
@@ -35,6 +36,8 @@ export function registerPostgresHa(manager: Manager, reg: PostgresHaRegistration
     ...(namespace ? { namespace } : {}),
   });
   const scoped = reg.namespaces.filter(Boolean);
+  // One set of kept connections for every platform's members (by address), for the operator's life.
+  const looks = new KeptConnections();
   const ha = new PostgresHa({
     client: reg.client,
     cache: reg.cache,
@@ -44,10 +47,14 @@ export function registerPostgresHa(manager: Manager, reg: PostgresHaRegistration
     metrics: new PostgresHaMetrics(manager.metrics.registry),
     logger: reg.logger,
     sql: (_platform, password, tls) =>
-      new PgMemberSql(() => {
-        const value = password();
-        return value ? { user: POSTGRES.user, password: value } : undefined;
-      }, tls),
+      new PgMemberSql(
+        () => {
+          const value = password();
+          return value ? { user: POSTGRES.user, password: value } : undefined;
+        },
+        tls,
+        looks,
+      ),
   });
   const postgresPlatform = (pod: KubeObject): string[] => {
     const key = platformKeyOfPod(pod);

@@ -1,5 +1,6 @@
 // What the operator asks of Postgres members, over SQL with the platform's generated superuser
-// credentials (pg, one short connection per question): what a member is and how far its WAL goes,
+// credentials (pg; a look over a connection kept from one look to the next, every other question
+// over a short connection of its own): what a member is and how far its WAL goes,
 // promote a standby (pg_promote), make a primary stop taking writes before a switchover, shut down
 // a primary whose node is lost, keep a replication slot for every member on the primary, and make a
 // member read its configuration files again (pg_reload_conf). No pods/exec: the operator reaches
@@ -9,6 +10,7 @@ import { TLSSocket } from "node:tls";
 import pg from "pg";
 import { POSTGRES } from "../../render/index.js";
 import { parseLsn, type FileSetting, type SqlView } from "./decisions.js";
+import { connectionKey, type KeptConnections } from "./kept-connections.js";
 
 export interface Credentials {
   user: string;
@@ -60,6 +62,8 @@ export interface MemberSql {
 
 const CONNECT_TIMEOUT_MS = 1_500;
 const QUERY_TIMEOUT_MS = 5_000;
+/** How long a look over a kept connection waits for its answer (a hung server is not answering). */
+const LOOK_TIMEOUT_MS = 2_500;
 const PROMOTE_WAIT_SECONDS = 30;
 const PROMOTE_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -91,6 +95,8 @@ export class PgMemberSql implements MemberSql {
   constructor(
     private readonly credentials: () => Credentials | undefined,
     private readonly tls: () => MemberTls | undefined = () => undefined,
+    /** Where looks keep their connections; without it every look opens and closes one. */
+    private readonly kept?: KeptConnections,
   ) {}
 
   /**
@@ -149,31 +155,39 @@ export class PgMemberSql implements MemberSql {
     }
   }
 
+  /**
+   * What the member is now; undefined when it does not answer. Over the connection kept from the
+   * last look when there is one: one that fails otherwise than by timing out (the server ended the
+   * session: a switchover's stop of writes, a restart) is replaced by a new connection at once.
+   */
   async observe(host: string): Promise<SqlView | undefined> {
+    const creds = this.credentials();
+    if (!creds) return undefined;
+    const tls = this.tls();
+    const key = connectionKey([host, creds.user, creds.password, tls?.ca, tls?.preferred]);
+    const kept = this.kept?.take(host, key);
+    if (kept) {
+      try {
+        return await look(kept, LOOK_TIMEOUT_MS);
+      } catch (err) {
+        this.kept?.drop(host);
+        if (err instanceof Error && /timeout/i.test(err.message)) return undefined;
+      }
+    }
+    let client: pg.Client;
     try {
-      return await this.with(host, async (c) => {
-        const row = (await c.query(OBSERVE)).rows[0] as
-          | {
-              in_recovery: boolean;
-              received: string | null;
-              replay: string | null;
-              streaming: boolean;
-              timeline: number;
-            }
-          | undefined;
-        if (!row) return undefined;
-        return {
-          inRecovery: row.in_recovery,
-          receivedLsn: parseLsn(row.received),
-          replayLsn: parseLsn(row.replay),
-          streaming: row.streaming,
-          timeline: Number(row.timeline),
-          fileSettings: await fileSettings(c),
-          certificateSerial: servedSerial(c),
-        };
-      });
+      client = await this.open(host, creds, CONNECT_TIMEOUT_MS, QUERY_TIMEOUT_MS);
     } catch {
       return undefined; // not answering is an observation, not an error
+    }
+    try {
+      const view = await look(client, QUERY_TIMEOUT_MS);
+      if (this.kept) this.kept.keep(host, key, client);
+      else await client.end().catch(() => undefined);
+      return view;
+    } catch {
+      await client.end().catch(() => undefined);
+      return undefined;
     }
   }
 
@@ -262,6 +276,8 @@ export class PgMemberSql implements MemberSql {
       const row = (await c.query("SELECT pg_reload_conf() AS sent")).rows[0] as { sent: boolean } | undefined;
       if (!row?.sent) throw new Error("pg_reload_conf() could not signal the server");
     });
+    // The next look connects afresh: a kept connection shows the certificate served when it opened.
+    this.kept?.drop(host);
   }
 
   async ensureSlots(host: string, slots: readonly string[]): Promise<string[]> {
@@ -279,12 +295,48 @@ export class PgMemberSql implements MemberSql {
 }
 
 /**
+ * A query with its own read timeout. pg reads `query_timeout` from a query's config as well as from
+ * the client's; its type definitions know only the client's.
+ */
+function timed(text: string, timeoutMs: number, values?: unknown[]): pg.QueryConfig {
+  const config: pg.QueryConfig & { query_timeout: number } = {
+    text,
+    query_timeout: timeoutMs,
+    ...(values ? { values } : {}),
+  };
+  return config;
+}
+
+/** One look at a member over `c`: what it is, how far its WAL goes, its settings, its certificate. */
+async function look(c: pg.Client, timeoutMs: number): Promise<SqlView | undefined> {
+  const row = (await c.query(timed(OBSERVE, timeoutMs))).rows[0] as
+    | {
+        in_recovery: boolean;
+        received: string | null;
+        replay: string | null;
+        streaming: boolean;
+        timeline: number;
+      }
+    | undefined;
+  if (!row) return undefined;
+  return {
+    inRecovery: row.in_recovery,
+    receivedLsn: parseLsn(row.received),
+    replayLsn: parseLsn(row.replay),
+    streaming: row.streaming,
+    timeline: Number(row.timeline),
+    fileSettings: await fileSettings(c, timeoutMs),
+    certificateSerial: servedSerial(c),
+  };
+}
+
+/**
  * The reloadable settings' file and running values; undefined when they cannot be read, which is
  * no reason to think the member is not answering.
  */
-async function fileSettings(c: pg.Client): Promise<FileSetting[] | undefined> {
+async function fileSettings(c: pg.Client, timeoutMs: number): Promise<FileSetting[] | undefined> {
   try {
-    const rows = (await c.query(FILE_SETTINGS, [POSTGRES.reloadableSettings])).rows as {
+    const rows = (await c.query(timed(FILE_SETTINGS, timeoutMs, [POSTGRES.reloadableSettings]))).rows as {
       name: string;
       file: string;
       running: string;
