@@ -27,8 +27,16 @@ export const FIELD_MANAGER = "onto-operator";
 
 export type RequestObserver = (record: RequestRecord) => void;
 
-/** Asked right before every write is sent: a reason refuses it (WriteRefusedError), undefined lets it go. */
-export type WriteGate = () => string | undefined;
+/** Leader election's say on every write (POST, PUT, PATCH, DELETE) a client sends. */
+export interface WriteGate {
+  /**
+   * Asked right before a write is sent and again at the socket: a reason refuses it
+   * (WriteRefusedError), undefined lets it go. `serverWindowMs` is the write's server-side deadline.
+   */
+  refuses(serverWindowMs: number | undefined): string | undefined;
+  /** How long the API server may work on a write sent now; the write carries it as its `timeout`. */
+  serverWindowMs?(): number;
+}
 
 export interface KubeClientOptions {
   /** Server-side apply field manager; one name for everything the operator owns. */
@@ -361,6 +369,15 @@ export class KubeClient {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(spec.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
+    const gate = method === "GET" ? undefined : this.writeGate;
+    // The server gives a write up (504) once its window ends, instead of applying it later.
+    const windowMs =
+      gate?.serverWindowMs && Math.max(1, Math.floor(Math.min(gate.serverWindowMs(), this.requestTimeoutMs)));
+    if (gate) {
+      const refused = gate.refuses(windowMs);
+      if (refused !== undefined) throw new WriteRefusedError(method, path, refused);
+      if (windowMs !== undefined) url.searchParams.set("timeout", `${windowMs}ms`);
+    }
     const ctx = new RequestContext(url.toString(), HttpMethod[method]);
     await this.kubeConfig.applySecurityAuthentication(ctx);
     this.pool.dispatcher ??= ctx.getDispatcher();
@@ -375,16 +392,18 @@ export class KubeClient {
     const signals = [spec.signal, this.signal].filter((s): s is AbortSignal => s !== undefined);
     if (!spec.streaming) signals.push(AbortSignal.timeout(this.requestTimeoutMs));
     if (signals.length) ctx.setSignal(signals.length === 1 ? signals[0]! : AbortSignal.any(signals));
-    const gate = method === "GET" ? undefined : this.writeGate;
     let refusedAtSocket: string | undefined;
-    if (gate) {
-      const refused = gate();
-      if (refused !== undefined) throw new WriteRefusedError(method, path, refused);
-      // Asked again at the socket: fetch's own steps before the write may outlast the lease.
-      const dispatcher = this.pool.dispatcher;
-      if (dispatcher)
-        ctx.setDispatcher(fencedDispatcher(dispatcher, gate, body, (reason) => (refusedAtSocket = reason)));
-    }
+    // Asked again at the socket: fetch's own steps before the write may outlast the lease.
+    const dispatcher = this.pool.dispatcher;
+    if (gate && dispatcher)
+      ctx.setDispatcher(
+        fencedDispatcher(
+          dispatcher,
+          () => gate.refuses(windowMs),
+          body,
+          (reason) => (refusedAtSocket = reason),
+        ),
+      );
     const started = performance.now();
     try {
       const response = await this.http.send(ctx).toPromise();

@@ -10,8 +10,13 @@ class MemoryLeases implements LeaseApi {
   readonly unreachable = new Set<string>();
   constructor(private readonly caller: () => string) {}
 
+  /** Per identity: how long its next gets wait before the server reads the lease (a queued request). */
+  readonly slowGets = new Map<string, number>();
+
   async get(): Promise<Lease | undefined> {
     this.check();
+    const delay = this.slowGets.get(this.caller());
+    if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
     return this.lease && structuredClone(this.lease);
   }
   async create(lease: Lease): Promise<Lease> {
@@ -171,6 +176,74 @@ describe("LeaderElector", () => {
     a.stop.abort();
     b.stop.abort();
     await Promise.all([a.running, b.running]);
+  });
+
+  it("every write the leader lets through must end on the server before the standby can take over", async () => {
+    const a = candidate("a");
+    await vi.advanceTimersByTimeAsync(10);
+    const b = candidate("b");
+    await vi.advanceTimersByTimeAsync(5_000);
+    // Right after a renewal the window is most of the margin plus the time left to renew.
+    expect(a.elector.writeWindowMs()).toBeGreaterThanOrEqual(5_000 / 2);
+    // A write the server could work on for longer is refused, and the lease is kept.
+    expect(a.elector.writeBlock(20_000)).toMatch(/could land after another replica can take/);
+    expect(a.elector.isLeader()).toBe(true);
+    store.unreachable.add("a");
+    let lastDeadline = 0;
+    let bLeadsAt = 0;
+    while (!bLeadsAt) {
+      await vi.advanceTimersByTimeAsync(50);
+      const window = a.elector.isLeader() ? a.elector.writeWindowMs() : 0;
+      if (a.elector.writeBlock(window) === undefined)
+        lastDeadline = Math.max(lastDeadline, Date.now() + window);
+      if (b.elector.isLeader()) bLeadsAt = Date.now();
+    }
+    expect(lastDeadline).toBeGreaterThan(0);
+    expect(lastDeadline).toBeLessThanOrEqual(bLeadsAt);
+    a.stop.abort();
+    b.stop.abort();
+    await Promise.all([a.running, b.running]);
+  });
+
+  it("a standby counts the holder's renewal from when its answer arrived, not from when it asked", async () => {
+    store.lease = {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "onto-operator", namespace: "ops", resourceVersion: "1" },
+      spec: { holderIdentity: "a", leaseDurationSeconds: 15, renewTime: new Date().toISOString() },
+    };
+    const b = new LeaderElector({
+      namespace: "ops",
+      name: "onto-operator",
+      identity: "b",
+      api: {
+        get: () => as("b", () => store.get()),
+        create: (l) => store.create(l),
+        update: (l) => store.update(l),
+      },
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
+    // The request waits 3 s in a queue; meanwhile the holder renews, and the answer shows that.
+    store.slowGets.set("b", 3_000);
+    const asked = b.tryAcquireOrRenew();
+    await vi.advanceTimersByTimeAsync(1_000);
+    store.lease = {
+      ...store.lease,
+      metadata: { ...store.lease.metadata, resourceVersion: "2" },
+      spec: { ...store.lease.spec, renewTime: new Date().toISOString() },
+    };
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await asked).toBe(false);
+    store.slowGets.delete("b");
+    // 15.5 s after it asked, but only 12.5 s after it saw the renewal: not yet.
+    await vi.advanceTimersByTimeAsync(12_500);
+    expect(await b.tryAcquireOrRenew()).toBe(false);
+    expect(store.lease.spec?.holderIdentity).toBe("a");
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(await b.tryAcquireOrRenew()).toBe(true);
+    expect(store.lease.spec?.holderIdentity).toBe("b");
   });
 
   it("a leader frozen past its lease refuses writes on its first tick back and reports the loss once", async () => {

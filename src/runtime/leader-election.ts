@@ -10,10 +10,14 @@
 // renewDeadline after the renewal that succeeded last was sent (measured from when it was sent, so
 // a slow answer shortens it). A standby can take over only leaseDuration after it saw that renewal,
 // and leaseDuration > renewDeadline, so a leader that writes only while its lease is known valid
-// (writeBlock(), checked by the API client right before each write) never writes once another
-// replica could lead. A process frozen past that point (SIGSTOP, a stalled event loop) learns it on
-// its first tick back: the expiry timer fires, leadership is lost, onLost runs (the manager exits,
-// as controller-runtime does), and every write in between is refused by the gate.
+// (writeBlock(), checked by the API client right before each write) never sends a write once
+// another replica could lead. A write sent in time can still be applied late by a slow server, so
+// each write also carries a server-side deadline (writeWindowMs(), its `timeout`) that ends before
+// another replica can take the lease: the server gives it up rather than apply it after a takeover
+// (only a write it had already handed to etcd when the deadline passed can still land). A process
+// frozen past that point (SIGSTOP, a stalled event loop) learns it on its first tick back: the
+// expiry timer fires, leadership is lost, onLost runs (the manager exits, as controller-runtime
+// does), and every write in between is refused by the gate.
 import { ConflictError, type KubeClient } from "../kube/index.js";
 import { jittered, systemClock, type Clock, type Timer } from "./clock.js";
 import { errorFields, silentLogger, type Logger } from "./logging.js";
@@ -118,15 +122,42 @@ export class LeaderElector {
     return this.leading && this.clock.now() < this.validUntil;
   }
 
-  /** Why a write must not be sent now (undefined: it may). The API client asks before each write. */
-  writeBlock(): string | undefined {
-    if (!this.leading) return `not the leader of lease ${this.opts.namespace}/${this.opts.name}`;
+  /**
+   * Why a write must not be sent now (undefined: it may). The API client asks before each write and
+   * again at the socket. `serverWindowMs` is how long the API server may work on the write (its
+   * `timeout`): a write the server could still apply once another replica can hold the lease is
+   * refused too, though the lease is still ours.
+   */
+  writeBlock(serverWindowMs = 0): string | undefined {
+    const lease = `lease ${this.opts.namespace}/${this.opts.name}`;
+    if (!this.leading) return `not the leader of ${lease}`;
     const now = this.clock.now();
     if (now >= this.validUntil) {
       this.lose(`lease not renewed for ${now - this.validUntil + this.renewDeadlineMs} ms`);
-      return `lease ${this.opts.namespace}/${this.opts.name} not known valid (last renewal too old)`;
+      return `${lease} not known valid (last renewal too old)`;
+    }
+    if (now + serverWindowMs > this.takeoverAt()) {
+      return `a write the API server may work on for ${serverWindowMs} ms could land after another replica can take ${lease}`;
     }
     return undefined;
+  }
+
+  /**
+   * How long the API server may work on a write sent now: half the time left until another replica
+   * can take the lease, so that a write sent a little later than asked still ends in time. A
+   * write's own server-side deadline is what keeps a slow server (a write queued behind others on a
+   * loaded machine) from applying it after a takeover; the lease check alone only covers sending.
+   */
+  writeWindowMs(): number {
+    return Math.max(0, (this.takeoverAt() - this.clock.now()) / 2);
+  }
+
+  /**
+   * The earliest moment (our clock) another replica can hold the lease: it waits leaseDuration from
+   * when it saw our last renewal, which was sent no earlier than validUntil − renewDeadline.
+   */
+  private takeoverAt(): number {
+    return this.validUntil + this.leaseDurationMs - this.renewDeadlineMs;
   }
 
   /** Identity of the holder as last seen (ours when leading). */
@@ -243,7 +274,10 @@ export class LeaderElector {
     };
     try {
       const lease = await api.get(namespace, name);
-      this.lastContact = this.clock.now();
+      // The record is seen when the answer arrives, not when the request left: a slow answer must
+      // not make another holder's renewal look older than it is (client-go measures it so too).
+      const seen = this.clock.now();
+      this.lastContact = seen;
       if (!lease) {
         await api.create({
           apiVersion: "coordination.k8s.io/v1",
@@ -251,14 +285,14 @@ export class LeaderElector {
           metadata: { name, namespace },
           spec: mine,
         });
-        this.observe(mine, now);
+        this.observe(mine, seen);
         return success();
       }
       const record = lease.spec ?? {};
-      this.observe(record, now);
+      this.observe(record, seen);
       const holder = record.holderIdentity ?? "";
       const validFor = (record.leaseDurationSeconds ?? 0) * 1000;
-      if (holder && holder !== identity && this.observedAt + validFor > now) return false;
+      if (holder && holder !== identity && this.observedAt + validFor > seen) return false;
       const spec: LeaseSpec =
         holder === identity
           ? {
@@ -268,7 +302,7 @@ export class LeaderElector {
             }
           : { ...mine, leaseTransitions: (record.leaseTransitions ?? 0) + 1 };
       await api.update({ ...lease, spec });
-      this.observe(spec, now);
+      this.observe(spec, seen);
       return success();
     } catch (err) {
       if (!(err instanceof ConflictError)) this.log.warn(errorFields(err), "lease request failed");

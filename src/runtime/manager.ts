@@ -126,7 +126,10 @@ export class Manager {
         onLost: (reason) => this.leadershipLost(reason),
       });
       const elector = this.elector;
-      this.client.setWriteGate(() => elector.writeBlock());
+      this.client.setWriteGate({
+        refuses: (windowMs) => elector.writeBlock(windowMs),
+        serverWindowMs: () => elector.writeWindowMs(),
+      });
       this.metrics.leader.set({ name: le.name }, 0);
     }
   }

@@ -1,9 +1,9 @@
 // The write gate against the real API server: it is asked when a write is made and again at the
 // socket, so a write whose lease lapsed between the two (the process stalled in between) never
-// reaches the server, and a write the gate allows is sent whole (its body as exact bytes with the
-// headers) on a pooled connection.
+// reaches the server; a write the gate allows is sent whole (its body as exact bytes with the
+// headers) on a pooled connection, with the gate's server window as its timeout.
 import { beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError, WriteRefusedError, type KubeObject } from "../../src/kube/index.js";
+import { KubeApiError, NotFoundError, WriteRefusedError, type KubeObject } from "../../src/kube/index.js";
 import { createTestNamespace } from "../support/cluster.js";
 import { adminClient } from "../support/platform.js";
 
@@ -39,11 +39,13 @@ describe("the write gate at the socket", () => {
     await admin.apply(configMap("kept", { v: "1" }));
     let validUntil = 0;
     let checks = 0;
-    client.setWriteGate(() => {
-      // The stall lands on the first microtask after the check made when the write was called:
-      // inside fetch's own steps, before the request is written.
-      if (checks++ === 0) queueMicrotask(() => stall(400));
-      return performance.now() < validUntil ? undefined : "lease lapsed";
+    client.setWriteGate({
+      refuses: () => {
+        // The stall lands on the first microtask after the check made when the write was called:
+        // inside fetch's own steps, before the request is written.
+        if (checks++ === 0) queueMicrotask(() => stall(400));
+        return performance.now() < validUntil ? undefined : "lease lapsed";
+      },
     });
     for (const [name, write] of [
       ["created", () => client.apply(configMap("created", { v: "1" }))],
@@ -61,17 +63,38 @@ describe("the write gate at the socket", () => {
   it("sends an allowed write whole, on a pooled connection, as the same bytes", async () => {
     const client = adminClient();
     let checks = 0;
-    client.setWriteGate(() => {
-      checks++;
-      return undefined;
+    const windows: (number | undefined)[] = [];
+    client.setWriteGate({
+      refuses: (windowMs) => {
+        checks++;
+        windows.push(windowMs);
+        return undefined;
+      },
+      serverWindowMs: () => 20_000,
     });
     // Multi-byte characters: the body's length is its bytes, not its characters.
     const big = "λ→✓ ".repeat(40_000);
     for (let i = 0; i < 5; i++) await client.apply(configMap(`big-${i}`, { big, i: String(i) }));
     expect(checks).toBe(10);
+    expect(new Set(windows)).toEqual(new Set([20_000]));
     for (let i = 0; i < 5; i++)
       expect((await adminClient().get<ConfigMap>(ref(`big-${i}`))).data).toEqual({ big, i: String(i) });
     await client.delete(ref("big-0"));
     await expect(client.get(ref("big-0"))).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("sends each write with its server window as its timeout: the API server gives up a write it cannot end in time", async () => {
+    const client = adminClient();
+    client.setWriteGate({ refuses: () => undefined, serverWindowMs: () => 1 });
+    // One millisecond is shorter than any write takes through authentication, admission and etcd.
+    const refused = await client.apply(configMap("late", { v: "1" })).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(KubeApiError);
+    expect((refused as KubeApiError).code).toBe(504);
+    client.setWriteGate({ refuses: () => undefined, serverWindowMs: () => 10_000 });
+    await client.apply(configMap("in-time", { v: "1" }));
+    expect((await adminClient().get<ConfigMap>(ref("in-time"))).data).toEqual({ v: "1" });
   });
 });
