@@ -84,6 +84,7 @@ export {
   OPTIONAL_APIS,
   OPTIONAL_KINDS,
   apiVersionOf,
+  applyWave,
   capabilitiesFrom,
   optionalApi,
   servedKinds,

@@ -9,34 +9,44 @@ export interface ManagedKind {
   version: string;
   kind: string;
   plural: string;
+  /**
+   * When it is applied in a reconcile pass: every object of one wave is sent together, a wave only
+   * once the one before has been answered. 0: the tenant's guard rails, which must exist before
+   * the pods they govern are admitted; 1: what pods use (credentials, identity, configuration,
+   * addresses); 2: the workloads; 3: what acts on workloads (autoscalers, budgets, ingress,
+   * monitoring).
+   */
+  wave: 0 | 1 | 2 | 3;
   /** An optional API: rendered, pruned and watched only when the cluster serves it (discovery). */
   capability?: keyof Capabilities;
 }
 
 export const MANAGED_KINDS: readonly ManagedKind[] = [
-  { group: "", version: "v1", kind: "ResourceQuota", plural: "resourcequotas" },
-  { group: "", version: "v1", kind: "LimitRange", plural: "limitranges" },
-  { group: "networking.k8s.io", version: "v1", kind: "NetworkPolicy", plural: "networkpolicies" },
-  { group: "", version: "v1", kind: "Secret", plural: "secrets" },
-  { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts" },
-  { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps" },
-  { group: "", version: "v1", kind: "Service", plural: "services" },
-  { group: "apps", version: "v1", kind: "Deployment", plural: "deployments" },
-  { group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets" },
-  { group: "batch", version: "v1", kind: "Job", plural: "jobs" },
+  { group: "", version: "v1", kind: "ResourceQuota", plural: "resourcequotas", wave: 0 },
+  { group: "", version: "v1", kind: "LimitRange", plural: "limitranges", wave: 0 },
+  { group: "networking.k8s.io", version: "v1", kind: "NetworkPolicy", plural: "networkpolicies", wave: 0 },
+  { group: "", version: "v1", kind: "Secret", plural: "secrets", wave: 1 },
+  { group: "", version: "v1", kind: "ServiceAccount", plural: "serviceaccounts", wave: 1 },
+  { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", wave: 1 },
+  { group: "", version: "v1", kind: "Service", plural: "services", wave: 1 },
+  { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", wave: 2 },
+  { group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets", wave: 2 },
+  { group: "batch", version: "v1", kind: "Job", plural: "jobs", wave: 2 },
   {
     group: "autoscaling",
     version: "v2",
     kind: "HorizontalPodAutoscaler",
     plural: "horizontalpodautoscalers",
+    wave: 3,
   },
-  { group: "policy", version: "v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets" },
-  { group: "networking.k8s.io", version: "v1", kind: "Ingress", plural: "ingresses" },
+  { group: "policy", version: "v1", kind: "PodDisruptionBudget", plural: "poddisruptionbudgets", wave: 3 },
+  { group: "networking.k8s.io", version: "v1", kind: "Ingress", plural: "ingresses", wave: 3 },
   {
     group: "monitoring.coreos.com",
     version: "v1",
     kind: "ServiceMonitor",
     plural: "servicemonitors",
+    wave: 3,
     capability: "serviceMonitor",
   },
   {
@@ -44,6 +54,7 @@ export const MANAGED_KINDS: readonly ManagedKind[] = [
     version: "v1",
     kind: "VerticalPodAutoscaler",
     plural: "verticalpodautoscalers",
+    wave: 3,
     capability: "verticalPodAutoscaler",
   },
 ];
@@ -56,6 +67,11 @@ export function apiVersionOf(kind: Pick<ManagedKind, "group" | "version">): stri
 export const OPTIONAL_KINDS = MANAGED_KINDS.filter(
   (k): k is ManagedKind & { capability: keyof Capabilities } => k.capability !== undefined,
 );
+
+/** The wave `kind` is applied in (see ManagedKind.wave); a kind render does not produce goes last. */
+export function applyWave(kind: string | undefined): number {
+  return MANAGED_KINDS.find((k) => k.kind === kind)?.wave ?? 4;
+}
 
 /** The managed kinds a cluster with `capabilities` serves (optional ones only when discovered). */
 export function servedKinds(capabilities: Capabilities): ManagedKind[] {

@@ -1,10 +1,12 @@
 // Apply, the stage after render: every desired object whose live copy is missing, behind the spec
-// or changed by hand is applied (server-side, the operator's field manager), in render's order.
+// or changed by hand is applied (server-side, the operator's field manager), in waves by kind (the
+// tenant's guard rails, then what pods use, then the workloads, then what acts on them; render's
+// order within a wave), each wave's objects sent together as Helm does.
 // The decision per object is drift.ts's applyNeed against the cached live object, so a reconcile
 // that finds nothing to change plans nothing and sends nothing.
 import { NAME_LABEL } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
-import type { RenderedObject } from "../../render/index.js";
+import { applyWave, type RenderedObject } from "../../render/index.js";
 import type { ClusterAction } from "../shared/act.js";
 import { applyNeed } from "./drift.js";
 import { applyOrReplace } from "./jobs.js";
@@ -23,7 +25,9 @@ export function planApply(
   created?: (obj: KubeObject) => void,
 ): ClusterAction[] {
   const actions: ClusterAction[] = [];
-  for (const obj of desired) {
+  // Array.prototype.sort is stable: render's order holds within a wave.
+  const inWaves = [...desired].sort((a, b) => applyWave(a.kind) - applyWave(b.kind));
+  for (const obj of inWaves) {
     const id = objectId(obj.kind, obj.metadata.name);
     const current = live(obj);
     const need = applyNeed(obj, current);
@@ -49,6 +53,7 @@ export function planApply(
         : {}),
       failure: { reason: "ApplyFailed", message: `could not apply ${id}` },
       label: id,
+      wave: applyWave(obj.kind),
       run: async (client) => {
         const stored = await applyOrReplace(client, obj, current);
         if (need.reason === "Missing") created?.(stored);

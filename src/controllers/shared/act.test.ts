@@ -4,7 +4,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { KubeClient } from "../../kube/index.js";
 import { EventRecorder, type EventObject } from "../../runtime/index.js";
-import { act, actAll, type ActionContext, type ClusterAction } from "./act.js";
+import { WAVE_CONCURRENCY, act, actAll, type ActionContext, type ClusterAction } from "./act.js";
 import { ActionRecorder } from "./actions.js";
 
 function context(events?: EventRecorder): { ctx: ActionContext; lines: Record<string, unknown>[] } {
@@ -68,6 +68,73 @@ describe("act", () => {
     expect(results).toMatchObject({ changed: 2, errors: ["prune Pod/c: conflict"] });
     expect(results.causes.map((c) => (c as Error).message)).toEqual(["conflict"]);
     expect(lines.map((l) => (l.object as { name: string }).name)).toEqual(["b", "c", "d"]);
+  });
+});
+
+describe("waves", () => {
+  /** An action of `wave` that stays in flight until released, logging when it starts and ends. */
+  function held(name: string, wave: number | undefined, log: string[], fail = false) {
+    let release = (): void => undefined;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const a: ClusterAction = {
+      ...action(name, async () => {
+        log.push(`start ${name}`);
+        await done;
+        log.push(`end ${name}`);
+        if (fail) throw new Error(`${name} refused`);
+        return true;
+      }),
+      wave,
+    };
+    return { action: a, release };
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  it("runs a wave's actions together, at most WAVE_CONCURRENCY at once, and the next wave only after it", async () => {
+    const { ctx, lines } = context();
+    const log: string[] = [];
+    const first = Array.from({ length: WAVE_CONCURRENCY + 2 }, (_, i) => held(`a${i}`, 1, log, i === 3));
+    const second = [held("b0", 2, log), held("b1", 2, log)];
+    const alone = held("c", undefined, log);
+    const running = actAll(
+      ctx,
+      [...first, ...second, alone].map((h) => h.action),
+    );
+    await settle();
+    expect(log).toEqual(first.slice(0, WAVE_CONCURRENCY).map((h) => `start ${h.action.target.name}`));
+    // The last answer of the wave comes first; a free slot takes the next action of the same wave.
+    first[WAVE_CONCURRENCY - 1]!.release();
+    await settle();
+    expect(log.slice(-2)).toEqual([`end a${WAVE_CONCURRENCY - 1}`, `start a${WAVE_CONCURRENCY}`]);
+    for (const h of first) h.release();
+    await settle();
+    expect(log.filter((l) => l.startsWith("start b"))).toEqual(["start b0", "start b1"]);
+    expect(log.indexOf("start b0")).toBeGreaterThan(
+      Math.max(...first.map((h) => log.indexOf(`end ${h.action.target.name}`))),
+    );
+    expect(log).not.toContain("start c");
+    for (const h of second) h.release();
+    await settle();
+    expect(log.at(-1)).toBe("start c");
+    alone.release();
+    const results = await running;
+    // Errors and counts in the actions' order, whatever order the answers came in.
+    expect(results).toMatchObject({ changed: WAVE_CONCURRENCY + 4, errors: ["prune Pod/a3: a3 refused"] });
+    expect(lines).toHaveLength(WAVE_CONCURRENCY + 5);
+  });
+
+  it("starts nothing more once stop says so, and finishes what is in flight", async () => {
+    const { ctx } = context();
+    const log: string[] = [];
+    const wave = Array.from({ length: WAVE_CONCURRENCY + 4 }, (_, i) => held(`a${i}`, 1, log));
+    let stopped = false;
+    const running = actAll(ctx, [...wave.map((h) => h.action), held("later", 2, log).action], () => stopped);
+    await settle();
+    stopped = true;
+    for (const h of wave) h.release();
+    const results = await running;
+    expect(results.changed).toBe(WAVE_CONCURRENCY);
+    expect(log.filter((l) => l.startsWith("start"))).toHaveLength(WAVE_CONCURRENCY);
   });
 });
 
