@@ -42,6 +42,7 @@ import { decodeGeneratedSecrets, randomSecret, renderFor } from "./render-input.
 import { tlsProblems } from "./spec-problems.js";
 import { platformStatus, type Outcome } from "./status-input.js";
 import { StatusWriter } from "../shared/status-writer.js";
+import { ProgressPace } from "./status-pace.js";
 import { planRecreations } from "./statefulset-recreate.js";
 import { storageClassProblems } from "./storage-class.js";
 import { planStuckPodReplacement, planUpgradePodDeletions } from "./stuck-pods.js";
@@ -94,6 +95,7 @@ export class PlatformReconciler {
   private readonly status = new StatusWriter();
   private readonly foreign = new ForeignFieldReader();
   private readonly ownCreates = new OwnCreates();
+  private readonly pace = new ProgressPace();
   private readonly certificateMetrics: CertificateMetrics | undefined;
 
   constructor(private readonly deps: PlatformReconcilerDeps) {
@@ -112,6 +114,7 @@ export class PlatformReconciler {
     // Deletion: owner references let the garbage collector remove the children.
     if (cached.metadata.uid === undefined || isTerminating(cached)) {
       this.deps.fleet?.forget(key);
+      this.pace.forget(cached.metadata.uid ?? "");
       return {};
     }
     let platform = this.status.latest(cached);
@@ -267,7 +270,16 @@ export class PlatformReconciler {
       store(obj).getByName(ns, obj.metadata.name),
     );
 
-    const { status } = await this.status.write(client, platform, statusOf(spec, outcome));
+    const uid = platform.metadata.uid ?? "";
+    const previous = platform.status ?? {};
+    const computed = statusOf(spec, outcome)(previous);
+    const paceMs = this.pace.waitMs(uid, previous, computed, this.now().getTime());
+    let status = computed;
+    if (paceMs === 0) {
+      const written = await this.status.write(client, platform, statusOf(spec, outcome));
+      status = written.status;
+      if (written.sent) this.pace.wrote(uid, this.now().getTime());
+    }
     request.log.debug(
       { changed: outcome.changed, errors: outcome.errors.length, phase: status.phase },
       "reconciled",
@@ -286,6 +298,8 @@ export class PlatformReconciler {
         hold.requeueAfterMs ?? requeueAfterMs,
         // Look again when the certificate is due (a second late, so it is due by then).
         certificates.renewInMs !== undefined ? certificates.renewInMs + 1000 : requeueAfterMs,
+        // Progress held back (status-pace.ts) is written when its interval has passed.
+        paceMs > 0 ? paceMs : requeueAfterMs,
       ),
     };
   }

@@ -39,17 +39,18 @@ export class StatusWriter {
   }
 
   /**
-   * Writes `update(status)` when it changes anything; resolves to the status computed and the
-   * platform to go on with (as written, or as computed when nothing was sent).
+   * Writes `update(status)` when it changes anything; resolves to the status computed, the
+   * platform to go on with (as written, or as computed when nothing was sent) and whether a write
+   * was sent.
    */
   async write(
     client: KubeClient,
     platform: OntoPlatform,
     update: (current: OntoPlatformStatus) => OntoPlatformStatus,
-  ): Promise<{ status: OntoPlatformStatus; platform: OntoPlatform }> {
+  ): Promise<{ status: OntoPlatformStatus; platform: OntoPlatform; sent: boolean }> {
     let status: OntoPlatformStatus = platform.status ?? {};
     const written = await writePlatformStatus(client, platform, (current) => (status = update(current)));
-    return { status, platform: this.remember(platform, written, status) };
+    return { status, platform: this.remember(platform, written, status), sent: written !== undefined };
   }
 
   /** Notes a write (the platform as the API server returned it); the platform to go on with. */
