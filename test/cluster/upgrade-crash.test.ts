@@ -41,7 +41,7 @@ let auditLog = "";
 let child: ChildProcess | undefined;
 let revoke: (() => Promise<void>) | undefined;
 const crashes: string[] = [];
-/** Canaries the test saw in the API just before it killed the operator that made them: when. */
+/** Canaries the test saw in the API just before it killed the operator that made them: when that one had exited. */
 const createdBeforeKill = new Map<string, number>();
 
 async function startChild(): Promise<void> {
@@ -68,16 +68,20 @@ async function kill(): Promise<void> {
   child = undefined;
 }
 
-/** Waits for `what` to hold, SIGKILLs the operator at once, and starts a new one. */
-/** Kills the operator once `check` holds, starts a new one; resolves to when the kill was sent. */
+/**
+ * Kills the operator once `check` holds and starts a new one; resolves to when the killed one had
+ * exited. Every audit line written after that is the new operator's: the killed one may still
+ * write lines between the check and the signal.
+ */
 async function crashWhen(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<number> {
   await eventually(what, async () => ((await check()) ? true : undefined), timeoutMs, 100);
   const at = Date.now();
   await kill();
+  const exitedAt = Date.now();
   crashes.push(what);
   await startChild();
   console.log(`SIGKILL ${what}; new operator up in ${Date.now() - at} ms`);
-  return at;
+  return exitedAt;
 }
 
 const deployment = (name: string) =>
