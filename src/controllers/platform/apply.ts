@@ -26,8 +26,8 @@ export function planApply(
 ): ClusterAction[] {
   const actions: ClusterAction[] = [];
   // Array.prototype.sort is stable: render's order holds within a wave.
-  const inWaves = [...desired].sort((a, b) => applyWave(a.kind) - applyWave(b.kind));
-  for (const obj of inWaves) {
+  const inWaves = desired.map((obj) => ({ obj, wave: applyWave(obj.kind) })).sort((a, b) => a.wave - b.wave);
+  for (const { obj, wave } of inWaves) {
     const id = objectId(obj.kind, obj.metadata.name);
     const current = live(obj);
     const need = applyNeed(obj, current);
@@ -53,7 +53,7 @@ export function planApply(
         : {}),
       failure: { reason: "ApplyFailed", message: `could not apply ${id}` },
       label: id,
-      wave: applyWave(obj.kind),
+      wave,
       run: async (client) => {
         const stored = await applyOrReplace(client, obj, current);
         if (need.reason === "Missing") created?.(stored);

@@ -276,7 +276,10 @@ export class PlatformReconciler {
     const paceMs = this.pace.waitMs(uid, previous, computed, this.now().getTime());
     let status = computed;
     if (paceMs === 0) {
-      const written = await this.status.write(client, platform, statusOf(spec, outcome));
+      // What was computed above, unless a conflict brought a fresher status to compute from.
+      const written = await this.status.write(client, platform, (current) =>
+        current === previous ? computed : statusOf(spec, outcome)(current),
+      );
       status = written.status;
       if (written.sent) this.pace.wrote(uid, this.now().getTime());
     }
