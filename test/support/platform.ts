@@ -1,5 +1,6 @@
 // Helpers for tests that run the operator against the shared control plane: install the CRD,
 // load a sample into a namespace, start the operator in-process, and read the platform back.
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,22 +21,39 @@ export function adminClient(): KubeClient {
   return new KubeClient(loadKubeConfig({ path: kubeconfigPath() }));
 }
 
-/** Applies the generated CRDs (OntoPlatform, OntoRelease) and waits until the API server serves them. */
+/** On a CRD the tests applied: the digest of the file it came from. */
+const CRD_DIGEST_ANNOTATION = "test.onto.paas/crd-digest";
+
+type LiveCrd = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
+
+const established = (crd: LiveCrd | undefined): boolean =>
+  crd?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false;
+
+/**
+ * Applies the generated CRDs (OntoPlatform, OntoRelease) and waits until the API server serves
+ * them. A CRD already applied from the same file is left as it is: every test file calls this, and
+ * a server-side apply of the 300 KiB OntoPlatform schema costs the API server seconds of CPU on a
+ * loaded machine (one such PATCH took past the 30 s client timeout while the suites ran together).
+ */
 export async function installCrd(client: KubeClient): Promise<void> {
   for (const [file, name] of [
     ["deploy/crds/onto.paas_ontoplatforms.yaml", "ontoplatforms.onto.paas"],
     ["deploy/crds/onto.paas_ontoreleases.yaml", "ontoreleases.onto.paas"],
   ] as const) {
-    const crd = parseAllDocuments(readFileSync(file, "utf8"))[0]?.toJS() as KubeObject;
+    const text = readFileSync(file, "utf8");
+    const digest = createHash("sha256").update(text).digest("hex").slice(0, 32);
+    const ref = { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name } as const;
+    const live = await client.getIfExists<LiveCrd>(ref);
+    if (live?.metadata?.annotations?.[CRD_DIGEST_ANNOTATION] === digest && established(live)) continue;
+    const crd = parseAllDocuments(text)[0]?.toJS() as KubeObject;
+    crd.metadata = {
+      ...crd.metadata,
+      annotations: { ...crd.metadata?.annotations, [CRD_DIGEST_ANNOTATION]: digest },
+    };
     await client.apply(crd, { force: true });
-    await eventually(`the ${name} CRD to be established`, async () => {
-      const live = await client.get<
-        KubeObject & { status?: { conditions?: { type: string; status: string }[] } }
-      >({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name });
-      return live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
-        ? true
-        : undefined;
-    });
+    await eventually(`the ${name} CRD to be established`, async () =>
+      established(await client.get<LiveCrd>(ref)) ? true : undefined,
+    );
   }
   client.discovery.invalidate();
 }
