@@ -1278,6 +1278,11 @@ const postgresMember = Type.Object(
         description: "Last WAL position received (standby) or written (primary).",
       }),
     ),
+    notStreamingSince: Type.Optional(
+      dateTime(
+        "A standby that answers but does not stream from the primary: since when. After 60 s of that under a healthy primary its pod is restarted, so it rewinds or clones again and follows the primary's timeline.",
+      ),
+    ),
   },
   { description: "One Postgres member as last observed." },
 );

@@ -3,25 +3,29 @@
 // over SQL. A client pod on the node writes through the `postgres` Service (its ClusterIP, as the
 // platform's services do) every 100 ms the whole time, and the host samples pg_is_in_recovery() on
 // every member every 200 ms: the figures printed are failover and switchover times, failed writes,
-// the longest write gap, acknowledged writes lost, and moments with two writable primaries. Then a
-// change of the members' pod template is rolled by the operator (standbys first, the primary last),
-// and last, synchronous replication is turned on and a failover under the writer must lose no
+// the longest write gap, acknowledged writes lost, and moments with two writable primaries. A
+// standby left with WAL past a promotion's fork point (frozen while the other one was promoted) must
+// be restarted by the operator and rewind onto the new timeline. Then a change of the members' pod
+// template is rolled by the operator (standbys first, the primary last), and last, synchronous replication is turned on and a failover under the writer must lose no
 // acknowledged write.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POSTGRES_ROLE_LABEL } from "../../src/api/index.js";
+import { parseLsn } from "../../src/controllers/postgres-ha/decisions.js";
 import { awaitSwitchover, requestSwitchover, SwitchoverRefused } from "../../src/cli/commands/switchover.js";
 import { eventually } from "../support/cluster.js";
 import { readPlatform } from "../support/platform.js";
 import {
   killContainer,
+  pauseContainer,
   podsOf,
   postgresPassword,
   query,
+  resumeContainer,
   startRealPlatform,
   type RealPlatform,
 } from "./platform-support.js";
 import { cacheBehindPasses } from "./diagnosis.js";
-import { loadImages, realNodes } from "./support.js";
+import { coreApi, loadImages, realNodes } from "./support.js";
 import {
   deletePrimaryPod,
   firstOkAfter,
@@ -127,7 +131,136 @@ describe("Postgres failover on the real node", () => {
     figures["process killed: acknowledged writes lost (async)"] = String((await lostWrites(t0)).length);
     expect(sampler.doubled).toEqual([]);
   });
+
+  it("a standby with WAL past the promoted member's fork point is restarted by the operator, rewinds and streams again", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 31_000)); // the failover cooldown
+    const old = await primaryName();
+    for (const m of MEMBERS.filter((x) => x !== old)) await rejoined(m);
+    const [behind, ahead] = MEMBERS.filter((x) => x !== old) as [string, string];
+    // `behind` stops receiving; the writer goes on, so `ahead` holds WAL `behind` never gets.
+    const behindId = await pauseContainer(ns, behind, "postgres");
+    // Frozen: it does not answer (the fault this case needs is in place).
+    await expect(
+      Promise.race([
+        query(await ipOf(behind), password, "SELECT 1"),
+        new Promise((_, reject) => setTimeout(() => reject(new Error("no answer in 2 s")), 2_000)),
+      ]),
+    ).rejects.toThrow();
+    // The primary writes more WAL than `behind`'s socket buffers hold (the kernel keeps receiving
+    // for a frozen process: tcp_rmem's ceiling here is 32 MiB), and `ahead` replays all of it. The
+    // table lives only on the timeline the failover abandons: after the rewind no member has it.
+    const primaryIp = await ipOf(old);
+    await query(
+      primaryIp,
+      password,
+      "CREATE TABLE fork_bulk AS SELECT g, repeat(md5(g::text), 32) AS pad FROM generate_series(1, 100000) g",
+    );
+    const written = (
+      await query<{ at: string }>(primaryIp, password, "SELECT pg_current_wal_lsn()::text AS at")
+    )[0]?.at;
+    await eventually(
+      `${ahead} replayed the primary's WAL`,
+      async () => {
+        const at = (
+          await query<{ at: string }>(
+            await ipOf(ahead),
+            password,
+            "SELECT pg_last_wal_replay_lsn()::text AS at",
+          )
+        )[0]?.at;
+        return (parseLsn(at) ?? 0n) >= (parseLsn(written) ?? 1n) ? true : undefined;
+      },
+      120_000,
+      500,
+    );
+    // `ahead` stalls and the primary crashes: `behind`, thawed, is the only standby that answers,
+    // and is promoted at its older position. `ahead` now holds WAL past the new timeline's fork.
+    const aheadId = await pauseContainer(ns, ahead, "postgres");
+    const t0 = Date.now();
+    await killContainer(ns, old, "postgres");
+    resumeContainer(behindId);
+    const promoted = await eventually(
+      `${behind} promoted`,
+      async () => {
+        const s = await state();
+        return s.currentPrimary !== old ? s : undefined;
+      },
+      120_000,
+      200,
+    ).finally(() => resumeContainer(aheadId));
+    const thawed = Date.now();
+    expect(promoted.currentPrimary, JSON.stringify(promoted.lastFailover)).toBe(behind);
+    // Followed through the Service, `ahead` reaches the new primary and cannot follow its timeline;
+    // without the operator it answers, never streams, and serves no reads, for good.
+    const fork = await forkView(behind, ahead);
+    // The fault is in place: `ahead` replayed past the point where the new timeline forked.
+    expect(fork.replay ?? 0n, fork.text).toBeGreaterThan(fork.fork ?? 0n);
+    const rejoin = await eventually(
+      `a PostgresStandbyRejoin Event for ${ahead}`,
+      async () =>
+        (await coreApi().listNamespacedEvent({ namespace: ns })).items.find(
+          (e) =>
+            e.reason === "PostgresStandbyRejoin" &&
+            (e.message ?? "").startsWith(`Postgres ${ahead} `) &&
+            Date.parse(String(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp ?? 0)) >=
+              t0 - 1_000,
+        ),
+      180_000,
+      1_000,
+    ).catch(async (err: unknown) => {
+      throw new Error(
+        `${String(err)}\nat the thaw: ${fork.text}\nnow: ${(await forkView(behind, ahead)).text}\nstatus.postgres: ${JSON.stringify(await state())}`,
+      );
+    });
+    figures["fork past the promotion: at the thaw"] = fork.text;
+    const restartedAt = Date.now();
+    await rejoined(ahead);
+    await rejoined(old);
+    const back = Date.now();
+    figures["fork past the promotion: kill -> promotion (s)"] = (
+      (Date.parse(promoted.lastFailover?.at ?? "") - t0) /
+      1000
+    ).toFixed(1);
+    figures["fork past the promotion: standby thawed -> restarted by the operator (s)"] = (
+      (restartedAt - thawed) /
+      1000
+    ).toFixed(1);
+    figures["fork past the promotion: restarted -> streaming again (s)"] = (
+      (back - restartedAt) /
+      1000
+    ).toFixed(1);
+    figures["fork past the promotion: the restarted standby's start"] = await startScriptLines(ahead);
+    expect(rejoin.type).toBe("Warning");
+    expect(sampler.doubled).toEqual([]);
+  }, 600_000);
 });
+
+/** Where the newest timeline of `primary` forked, and where `standby` has replayed to. */
+async function forkView(
+  primary: string,
+  standby: string,
+): Promise<{ text: string; fork?: bigint | undefined; replay?: bigint | undefined }> {
+  const history = await query<{ name: string; body: string }>(
+    await ipOf(primary),
+    password,
+    `SELECT name, pg_read_file('pg_wal/' || name) AS body FROM pg_ls_waldir()
+      WHERE name ~ '^[0-9A-F]{8}[.]history$' ORDER BY name DESC LIMIT 1`,
+  ).catch((err: unknown) => [{ name: "?", body: String(err) }]);
+  const replay = await query<{ replay: string; receive: string; receiver: string | null }>(
+    await ipOf(standby),
+    password,
+    `SELECT pg_last_wal_replay_lsn()::text AS replay, pg_last_wal_receive_lsn()::text AS receive,
+      (SELECT status FROM pg_stat_wal_receiver) AS receiver`,
+  ).catch((err: unknown) => [{ replay: "?", receive: "?", receiver: String(err) }]);
+  const h = history[0];
+  const r = replay[0];
+  const lastFork = (h?.body ?? "").trim().split("\n").pop()?.replace(/\s+/g, " ") ?? "";
+  return {
+    text: `${primary} ${h?.name ?? "no history"} (last fork: ${lastFork}); ${standby} replayed ${r?.replay}, received ${r?.receive}, WAL receiver ${r?.receiver ?? "none"}`,
+    fork: parseLsn(lastFork.split(" ")[1]),
+    replay: parseLsn(r?.replay),
+  };
+}
 
 describe("Postgres switchover on the real node", () => {
   it("refuses a switchover to a member that does not exist, or to the primary, with the reason", async () => {

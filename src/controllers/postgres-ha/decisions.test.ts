@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { POSTGRES_ROLES } from "../../api/index.js";
 import {
+  STANDBY_REJOIN_AFTER_MS,
   SWITCHOVER_TARGET_WAIT_MS,
   decide,
   formatLsn,
@@ -183,6 +184,30 @@ describe("Postgres HA decisions (properties)", () => {
     );
   });
 
+  it("restart only a standby that answers without streaming, never the primary, and only while no promotion is in flight", () => {
+    fc.assert(
+      fc.property(inputArb, fc.integer({ min: 0, max: 3 * STANDBY_REJOIN_AFTER_MS }), (input, stuckMs) => {
+        const since = new Date(NOW.getTime() - stuckMs).toISOString();
+        const state = {
+          ...input.state,
+          members: input.members.map((m) => ({ name: m.name, role: "lagging", notStreamingSince: since })),
+        };
+        const d = decide({ ...input, state });
+        for (const name of d.rejoin) {
+          const m = input.members.find((x) => x.name === name);
+          expect(m?.pod).toBe("present");
+          expect(m?.nodeReady).toBe(true);
+          expect(m?.sql?.inRecovery).toBe(true);
+          expect(m?.sql?.streaming).toBe(false);
+          expect(name).not.toBe(d.state.currentPrimary);
+          expect(d.promote).toBeUndefined();
+          expect(stuckMs).toBeGreaterThanOrEqual(STANDBY_REJOIN_AFTER_MS);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("with no primary recorded (a new or re-created platform), never fail over, and name only a member answering as the primary", () => {
     fc.assert(
       fc.property(inputArb, (input) => {
@@ -238,6 +263,99 @@ describe("Postgres HA decisions (cases)", () => {
     expect(d.labels).toEqual({ "postgres-0": "primary", "postgres-1": "standby", "postgres-2": "lagging" });
     expect(d.promote).toBeUndefined();
     expect(d.state.members?.map((m) => m.lagBytes)).toEqual([undefined, 500, 5000]);
+  });
+
+  it("restart a standby that answers without streaming from a healthy primary for a minute, once per minute", () => {
+    const members = [
+      member(0, { inRecovery: false, receivedLsn: 10_000n, timeline: 4 }),
+      member(1, { receivedLsn: 10_000n, replayLsn: 10_000n, timeline: 4 }),
+      // Received WAL past the fork point of the promotion to timeline 4: it never streams again.
+      member(2, { receivedLsn: 9_000n, streaming: false, timeline: 3 }),
+    ];
+    const first = decide(base(members));
+    expect(first.rejoin).toEqual([]);
+    expect(first.state.members?.[2]?.notStreamingSince).toBe(NOW.toISOString());
+    expect(first.state.members?.[1]?.notStreamingSince).toBeUndefined();
+    const at = (ms: number) => new Date(NOW.getTime() + ms);
+    const before = decide(base(members, { state: first.state, now: at(STANDBY_REJOIN_AFTER_MS - 1) }));
+    expect(before.rejoin).toEqual([]);
+    expect(before.state.members?.[2]?.notStreamingSince).toBe(NOW.toISOString());
+    const due = decide(base(members, { state: before.state, now: at(STANDBY_REJOIN_AFTER_MS) }));
+    expect(due.rejoin).toEqual(["postgres-2"]);
+    expect(due.labels["postgres-2"]).toBe("lagging");
+    // The clock starts again from the restart, so the next pass does not restart it again.
+    expect(due.state.members?.[2]?.notStreamingSince).toBe(at(STANDBY_REJOIN_AFTER_MS).toISOString());
+    const next = decide(base(members, { state: due.state, now: at(STANDBY_REJOIN_AFTER_MS + 1_000) }));
+    expect(next.rejoin).toEqual([]);
+    // Streaming again clears the clock.
+    const back = decide(
+      base([members[0]!, members[1]!, member(2, { receivedLsn: 10_000n, timeline: 4 })], {
+        state: next.state,
+        now: at(STANDBY_REJOIN_AFTER_MS + 2_000),
+      }),
+    );
+    expect(back.state.members?.[2]?.notStreamingSince).toBeUndefined();
+  });
+
+  it("keep a stuck standby's clock over a missed look, and start it again after its container restarted", () => {
+    const primary = member(0, { inRecovery: false, receivedLsn: 10_000n });
+    const streaming = member(1, { receivedLsn: 10_000n });
+    const startedAt = "2026-12-01T11:00:00Z";
+    const stuck = member(2, { receivedLsn: 9_000n, streaming: false }, { startedAt });
+    const at = (ms: number) => new Date(NOW.getTime() + ms);
+    const first = decide(base([primary, streaming, stuck]));
+    // A look that timed out keeps the clock: it still runs out a minute after the first answer.
+    const missed = decide(
+      base([primary, streaming, member(2, undefined, { startedAt })], {
+        state: first.state,
+        now: at(30_000),
+      }),
+    );
+    expect(missed.state.members?.[2]?.notStreamingSince).toBe(NOW.toISOString());
+    const due = decide(
+      base([primary, streaming, stuck], { state: missed.state, now: at(STANDBY_REJOIN_AFTER_MS) }),
+    );
+    expect(due.rejoin).toEqual(["postgres-2"]);
+    // Its container started again (a clone of minutes while it did not answer): the first answer
+    // after that starts the clock again instead of finding it run out.
+    const silent = decide(
+      base([primary, streaming, member(2, undefined)], {
+        state: due.state,
+        now: at(5 * STANDBY_REJOIN_AFTER_MS),
+      }),
+    );
+    const restarted = member(
+      2,
+      { receivedLsn: 9_000n, streaming: false },
+      { startedAt: at(2 * STANDBY_REJOIN_AFTER_MS).toISOString() },
+    );
+    const answers = decide(
+      base([primary, streaming, restarted], { state: silent.state, now: at(6 * STANDBY_REJOIN_AFTER_MS) }),
+    );
+    expect(answers.rejoin).toEqual([]);
+    expect(answers.state.members?.[2]?.notStreamingSince).toBe(at(6 * STANDBY_REJOIN_AFTER_MS).toISOString());
+  });
+
+  it("keep a standby that does not stream while the primary does not answer or self-healing is off", () => {
+    const stuck = member(2, { receivedLsn: 9_000n, streaming: false });
+    const state = {
+      currentPrimary: "postgres-0",
+      targetPrimary: "postgres-0",
+      members: [{ name: "postgres-2", role: "lagging", notStreamingSince: "2026-12-01T11:50:00Z" }],
+    };
+    const primaryDown = decide(
+      base([member(0, undefined, { label: "primary" }), member(1, { receivedLsn: 1n }), stuck], { state }),
+    );
+    expect(primaryDown.rejoin).toEqual([]);
+    // The clock is kept: the standby is restarted once the primary answers again.
+    expect(primaryDown.state.members?.[2]?.notStreamingSince).toBe("2026-12-01T11:50:00Z");
+    const healthy = [
+      member(0, { inRecovery: false, receivedLsn: 10_000n }),
+      member(1, { receivedLsn: 1n }),
+      stuck,
+    ];
+    expect(decide(base(healthy, { state, settings: { ...SETTINGS, automatic: false } })).rejoin).toEqual([]);
+    expect(decide(base(healthy, { state })).rejoin).toEqual(["postgres-2"]);
   });
 
   it("promote the standby with the most WAL at once when the primary's pod is gone", () => {

@@ -55,6 +55,8 @@ export interface MemberView {
   label?: string | undefined;
   /** Absent: the member did not answer. */
   sql?: SqlView | undefined;
+  /** When its Postgres container started (absent: not running). */
+  startedAt?: string | undefined;
 }
 
 export interface HaSettings {
@@ -125,6 +127,12 @@ export interface HaDecision {
   promote?: Promotion | undefined;
   /** Pods to delete: they answer as a primary but are not the primary (they rejoin as standbys). */
   demote: string[];
+  /**
+   * Pods to delete: standbys that answered without streaming from a healthy primary for
+   * STANDBY_REJOIN_AFTER_MS. One that received WAL past a promotion's fork point never follows
+   * the new timeline by itself; started again, it rewinds (or clones again) and follows.
+   */
+  rejoin: string[];
   /** A failover is due but held back, and why. */
   withheld?: string | undefined;
   /** The switchover request was refused, and why. */
@@ -169,6 +177,13 @@ export function formatLsn(lsn: bigint): string {
  * refused with "does not answer".
  */
 export const SWITCHOVER_TARGET_WAIT_MS = 15_000;
+
+/**
+ * How long a standby may answer without streaming from a healthy primary before its pod is
+ * restarted. A standby that follows a promotion streams again within seconds (its WAL receiver
+ * retries every 5 s); one that cannot follow (WAL past the fork point) never does.
+ */
+export const STANDBY_REJOIN_AFTER_MS = 60_000;
 
 const writable = (m: MemberView): boolean => m.pod === "present" && m.sql !== undefined && !m.sql.inRecovery;
 
@@ -270,6 +285,7 @@ function memberStatus(
   m: MemberView,
   role: PostgresRole,
   primaryLsn: bigint | undefined,
+  notStreamingSince: string | undefined,
 ): PostgresMemberStatus {
   const lag = m.sql?.inRecovery ? lagOf(m, primaryLsn) : undefined;
   const lsn = m.sql?.receivedLsn;
@@ -278,7 +294,29 @@ function memberStatus(
     role,
     ...(lag !== undefined ? { lagBytes: Math.min(Number(lag), Number.MAX_SAFE_INTEGER) } : {}),
     ...(lsn !== undefined ? { receivedLsn: formatLsn(lsn) } : {}),
+    ...(notStreamingSince !== undefined ? { notStreamingSince } : {}),
   };
+}
+
+/**
+ * Since when `m` has answered as a standby without streaming, or undefined while it streams, is
+ * the primary or has no pod. A look it missed keeps the clock (on a loaded node a look times out
+ * now and then, and a clock started again at each would never run out); a container started since
+ * the clock began (a restart, a clone that took minutes) starts it again at the first answer.
+ */
+function notStreamingSince(
+  m: MemberView,
+  primary: string,
+  previous: PostgresStatus,
+  now: Date,
+): string | undefined {
+  if (m.name === primary || m.pod !== "present") return undefined;
+  const kept = previous.members?.find((p) => p.name === m.name)?.notStreamingSince;
+  if (m.sql === undefined) return kept;
+  if (!m.sql.inRecovery || m.sql.streaming) return undefined;
+  const restarted =
+    kept !== undefined && m.startedAt !== undefined && Date.parse(m.startedAt) > Date.parse(kept);
+  return kept === undefined || restarted ? now.toISOString() : kept;
 }
 
 /** Why `to` cannot be switched over to now, or undefined. */
@@ -441,14 +479,39 @@ export function decide(input: HaInput): HaDecision {
   if (switchover) state.switchover = switchover;
 
   const primaryLsn = current && writable(current) ? current.sql?.receivedLsn : undefined;
+  // A standby is restarted for not streaming only from a primary that takes writes, with no
+  // promotion in flight: during a failover every standby stops streaming for a while.
+  const steady =
+    settings.automatic &&
+    current !== undefined &&
+    writable(current) &&
+    trouble === undefined &&
+    !promote &&
+    !unfinished &&
+    !nodesMostlyDown &&
+    (target === undefined || target === primary);
   const labels: Record<string, PostgresRole> = {};
   const statuses: PostgresMemberStatus[] = [];
+  const rejoin: string[] = [];
   for (const m of members) {
     let role = roleOf(m, primary, primaryLsn, settings.maxLagBytes);
     // While promoting, the old primary is fenced before the new one is named.
     if (promote && m.name === promote.from && role === POSTGRES_ROLES.primary) role = POSTGRES_ROLES.fenced;
     if (m.pod === "present") labels[m.name] = role;
-    statuses.push(memberStatus(m, role, primaryLsn));
+    let since = notStreamingSince(m, primary, previous, now);
+    if (
+      since !== undefined &&
+      m.sql?.inRecovery === true &&
+      !m.sql.streaming &&
+      steady &&
+      m.nodeReady &&
+      now.getTime() - Date.parse(since) >= STANDBY_REJOIN_AFTER_MS
+    ) {
+      rejoin.push(m.name);
+      // The clock starts again: the pod answers again only once it is back.
+      since = now.toISOString();
+    }
+    statuses.push(memberStatus(m, role, primaryLsn, since));
     if (m.name !== primary && writable(m) && !nodesMostlyDown) demote.push(m.name);
   }
 
@@ -461,5 +524,5 @@ export function decide(input: HaInput): HaDecision {
     delete state.targetReason;
   if (current && writable(current) && current.sql) state.timeline = current.sql.timeline;
   state.members = statuses;
-  return { state, labels, promote, demote, withheld, refused, confirmed };
+  return { state, labels, promote, demote, rejoin, withheld, refused, confirmed };
 }

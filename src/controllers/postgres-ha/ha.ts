@@ -8,6 +8,8 @@
 //                target, label it primary, record it (status, Event, audit, metric);
 //   demotion     delete a pod that answers as a primary but is not the primary: it starts again,
 //                finds the primary and rejoins as its standby (pg_rewind or a fresh clone);
+//   rejoin       the same for a standby that has not streamed from a healthy primary for a minute
+//                (WAL past a promotion's fork point: it cannot follow the new timeline by itself);
 //   slots        a replication slot for every other member on the primary, so standbys stream
 //                through a slot after a failover too;
 //   reload       pg_reload_conf() on a member whose configuration files give a reloadable setting
@@ -44,7 +46,14 @@ import {
 } from "../shared/kube-views.js";
 import type { PlatformViews } from "../shared/platform-views.js";
 import { inPool, isNotReady, platformKeyOfPod } from "../healing/index.js";
-import { decide, isAutomatic, type HaDecision, type MemberView, type Promotion } from "./decisions.js";
+import {
+  STANDBY_REJOIN_AFTER_MS,
+  decide,
+  isAutomatic,
+  type HaDecision,
+  type MemberView,
+  type Promotion,
+} from "./decisions.js";
 import type { PostgresHaMetrics } from "./metrics.js";
 import { RELOAD_INTERVAL_MS, reloadsDue, type Reload } from "./reloads.js";
 import { decideRolling, type RollingMember } from "./rolling.js";
@@ -162,6 +171,10 @@ export class PostgresHa {
       for (const name of decision.demote) {
         const pod = observed.pods.get(name);
         if (pod) await this.demote(ctx, ns, pod, "a second primary");
+      }
+      for (const name of decision.rejoin) {
+        const pod = observed.pods.get(name);
+        if (pod) await this.rejoin(ctx, ns, pod, state.currentPrimary ?? "");
       }
       await this.keepSlots(sql, observed, state);
       await this.reloadChanged(ctx, sql, observed, cached.metadata.uid, now, certificate?.serial);
@@ -306,6 +319,7 @@ export class PostgresHa {
           nodeReady: node !== undefined && !isNotReady(node),
           label: pod.metadata?.labels?.[POSTGRES_ROLE_LABEL],
           sql: ip && !isTerminating(pod) ? await sql.observe(ip) : undefined,
+          startedAt: startedAt(pod),
         };
       }),
     );
@@ -335,6 +349,20 @@ export class PostgresHa {
       warning: true,
       label: `demote ${name}`,
       // Only this pod: one made again meanwhile has already restarted.
+      run: (client) => client.delete(podRef(ns, name), uid ? { preconditions: { uid } } : {}),
+    });
+  }
+
+  private async rejoin(ctx: ActionContext, ns: string, pod: Pod, primary: string): Promise<void> {
+    const name = pod.metadata?.name ?? "";
+    const uid = pod.metadata?.uid;
+    await act(ctx, {
+      verb: "delete",
+      target: podRef(ns, name),
+      reason: STANDBY_REJOIN_REASON,
+      message: `Postgres ${name} has answered as a standby without streaming from the primary ${primary} for ${STANDBY_REJOIN_AFTER_MS / 1000} s: deleted so it starts again, rewinds (or clones again) onto the primary's timeline and follows it`,
+      warning: true,
+      label: `rejoin ${name}`,
       run: (client) => client.delete(podRef(ns, name), uid ? { preconditions: { uid } } : {}),
     });
   }
@@ -651,6 +679,8 @@ export class PostgresHa {
 
 /** Event reason of a member replaced by a rolling update. */
 const ROLLING_UPDATE_REASON = "PostgresRollingUpdate";
+/** Event reason of a standby restarted because it did not stream (decisions.ts, rejoin). */
+const STANDBY_REJOIN_REASON = "PostgresStandbyRejoin";
 
 /** Why HA must finish something of its own before a member is replaced, if it must. */
 function busyWith(decision: HaDecision, state: PostgresStatus): string | undefined {
@@ -661,6 +691,11 @@ function busyWith(decision: HaDecision, state: PostgresStatus): string | undefin
     return `promoting ${state.targetPrimary}`;
   if (state.switchover?.outcome === "InProgress") return "a switchover is in progress";
   return undefined;
+}
+
+/** When the pod's Postgres container started, while it runs. */
+function startedAt(pod: Pod): string | undefined {
+  return pod.status?.containerStatuses?.find((c) => c.name === COMPONENT)?.state?.running?.startedAt;
 }
 
 function containersRunning(pod: Pod): boolean {
