@@ -168,29 +168,77 @@ export async function deletePod(
 
 // ---------------------------------------------------------------- containers on the node
 
-/**
- * Kills a container with SIGKILL through the node's containerd (what a crash of the node or the
- * kernel's OOM killer does to it): no signal handler, no graceful shutdown.
- */
-export async function killContainer(namespace: string, pod: string, container: string): Promise<void> {
-  const status = (
-    await coreApi().readNamespacedPod({ namespace, name: pod })
-  ).status?.containerStatuses?.find((s) => s.name === container);
-  const id = status?.containerID?.replace(/^containerd:\/\//, "");
-  if (!id) throw new Error(`container ${container} of ${namespace}/${pod} is not running`);
+/** Runs `ctr tasks <args>` against the real node's containerd. */
+function ctrTasks(args: string[]): void {
   const runtime = realNodeRuntimes(clusterStateDir())[0];
   if (!runtime) throw new Error("no real node runtime");
-  execFileSync(join(runtime.containerdDir, "ctr"), [
-    "--address",
-    runtime.address,
-    "-n",
-    "k8s.io",
-    "tasks",
-    "kill",
-    "-s",
-    "SIGKILL",
-    id,
-  ]);
+  execFileSync(
+    join(runtime.containerdDir, "ctr"),
+    ["--address", runtime.address, "-n", "k8s.io", "tasks", ...args],
+    {
+      stdio: "pipe",
+    },
+  );
+}
+
+/**
+ * Runs `ctr tasks <verb> [args] <id>` on the container the pod's status shows running, other than
+ * `notId` (one killed before whose restart the status may not show yet); resolves to its ID.
+ */
+async function onRunningContainer(
+  namespace: string,
+  pod: string,
+  container: string,
+  verb: string[],
+  notId?: string,
+): Promise<string> {
+  return eventually(
+    `a running ${container} container of ${namespace}/${pod}`,
+    async () => {
+      const status = (
+        await coreApi().readNamespacedPod({ namespace, name: pod })
+      ).status?.containerStatuses?.find((s) => s.name === container);
+      const id = status?.state?.running ? status.containerID?.replace(/^containerd:\/\//, "") : undefined;
+      if (!id || id === notId) return undefined;
+      try {
+        ctrTasks([...verb, id]);
+      } catch (err) {
+        // Exited between the status read and the command: look again.
+        if (/no running task found|not found/.test(String((err as { stderr?: unknown }).stderr ?? err)))
+          return undefined;
+        throw err;
+      }
+      return id;
+    },
+    60_000,
+    200,
+  );
+}
+
+/**
+ * Kills a container with SIGKILL through the node's containerd (what a crash of the node or the
+ * kernel's OOM killer does to it): no signal handler, no graceful shutdown. Resolves to the ID
+ * killed; `notId`: a container killed before, whose restart the pod's status may not show yet.
+ */
+export async function killContainer(
+  namespace: string,
+  pod: string,
+  container: string,
+  notId?: string,
+): Promise<string> {
+  return onRunningContainer(namespace, pod, container, ["kill", "-s", "SIGKILL"], notId);
+}
+
+/**
+ * Freezes every process of a container (the cgroup freezer, through containerd): it neither
+ * answers nor sends, as a member on a stalled host. Resolves to the ID for resumeContainer.
+ */
+export async function pauseContainer(namespace: string, pod: string, container: string): Promise<string> {
+  return onRunningContainer(namespace, pod, container, ["pause"]);
+}
+
+export function resumeContainer(id: string): void {
+  ctrTasks(["resume", id]);
 }
 
 // ---------------------------------------------------------------- port-forward

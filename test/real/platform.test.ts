@@ -303,7 +303,7 @@ describe("Postgres on the real node", () => {
         ?.restartCount ?? 0;
     // The standby loses its data directory (a disk replaced, a volume wiped): on its next start it clones.
     await execIn(ns, standby, ["sh", "-c", "rm -rf /var/lib/postgresql/data/pgdata"]);
-    await killContainer(ns, standby, "postgres");
+    const first = await killContainer(ns, standby, "postgres");
     const caught = await withPostgres(primary, pgPassword, async (c) =>
       eventually(
         "the standby's clone half-way",
@@ -322,7 +322,7 @@ describe("Postgres on the real node", () => {
         20,
       ),
     );
-    await killContainer(ns, standby, "postgres");
+    await killContainer(ns, standby, "postgres", first);
     console.log(
       `[real-platform] clone killed at ${(caught / 2 ** 20).toFixed(0)} MiB of ${(total / 2 ** 20).toFixed(0)} MiB`,
     );
