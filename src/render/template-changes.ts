@@ -158,6 +158,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "template",
     why: "MinIO has a startup probe (liveness waits until it first answers: a distributed member listens only once it has found its peers) and its probes allow 5 s for an answer, so a member starting or answering slowly on a busy node is not killed into a restart loop",
   },
+  {
+    revision: 20,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a Postgres standby that was not shut down cleanly rewinds onto a new primary's timeline instead of cloning the whole database again: standby.signal is set aside while pg_rewind finishes its crash recovery in single-user mode, which refuses standby mode",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

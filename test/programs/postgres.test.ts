@@ -420,4 +420,61 @@ describe("Postgres rendered for a pod, run with the real server", () => {
     expect(isPrimary(primary)).toBe(true);
     expect(await memberSql.exited(ip(primary))).toBe(false);
   });
+
+  it("a standby killed with WAL past a promotion's fork point rewinds onto the new primary instead of cloning again", async () => {
+    const primary = [0, 1, 2].find(isPrimary) ?? -1;
+    const [behind, ahead] = [0, 1, 2].filter((o) => o !== primary) as [number, number];
+    sql(m(primary), ip(primary), "CREATE TABLE forks (id int PRIMARY KEY)");
+    for (const o of [behind, ahead])
+      await until(
+        `the table on postgres-${o}`,
+        () => sql(m(o), ip(o), "SELECT count(*) FROM pg_tables WHERE tablename = 'forks'") === "1",
+        30_000,
+        members,
+      );
+    // `behind` stops; `ahead` receives a write it never gets, and dies without a clean shutdown.
+    await m(behind).stop();
+    sql(m(primary), ip(primary), "INSERT INTO forks VALUES (6)");
+    await until(
+      `row 6 on postgres-${ahead}`,
+      () => sql(m(ahead), ip(ahead), "SELECT count(*) FROM forks WHERE id = 6") === "1",
+      30_000,
+      members,
+    );
+    await m(ahead).kill();
+    await m(primary).stop();
+    // `behind` comes back as a standby (no member answers as the primary) and is promoted, as
+    // the operator does when it is the only standby that answers.
+    members[behind] = member(behind, behind);
+    m(behind).start();
+    await until(
+      `postgres-${behind} accepting connections`,
+      () => {
+        try {
+          return sql(m(behind), ip(behind), "SELECT pg_is_in_recovery()") === "t";
+        } catch {
+          return false;
+        }
+      },
+      90_000,
+      members,
+    );
+    sql(m(behind), ip(behind), "SELECT pg_promote(true, 30)");
+    sql(m(behind), ip(behind), "CHECKPOINT");
+    sql(m(behind), ip(behind), "INSERT INTO forks VALUES (7)");
+    // `ahead` starts as the operator's restart makes it start: its data directory was not shut
+    // down cleanly and holds row 6 past the fork point.
+    members[ahead] = member(ahead, behind);
+    m(ahead).start();
+    await waitReady(m(ahead), 120_000);
+    const start = m(ahead).logTail(200);
+    expect(start, start).toContain("pg_rewind: Done!");
+    expect(start, start).not.toContain("cloning again");
+    expect(sql(m(ahead), ip(ahead), "SELECT count(*) FROM forks WHERE id = 7")).toBe("1");
+    expect(sql(m(ahead), ip(ahead), "SELECT count(*) FROM forks WHERE id = 6")).toBe("0");
+    // The former primary rejoins too, so the file ends with every member running.
+    members[primary] = member(primary, behind);
+    m(primary).start();
+    await waitReady(m(primary), 120_000);
+  });
 });

@@ -38,6 +38,19 @@ const HBA_FILE = "pg_hba.conf";
 const POSTGRES_UID = 999; // the postgres user of the official image (and of ours)
 /** How long a standby's attempt to reach the primary may take (libpq connect_timeout; tcp_user_timeout twice that). */
 const CONNECT_TIMEOUT_SECONDS = 5;
+/**
+ * Settings pg_rewind depends on. wal_log_hints: a member rejoins by rewinding instead of a whole
+ * new clone. wal_keep_size: WAL kept beyond what slots hold, so a standby down for a while catches
+ * up and the WAL since the last common checkpoint is still there when it rewinds. Passed as flags,
+ * and written into postgresql.conf before a rewind: pg_rewind's single-user crash recovery reads
+ * only the files (see rewind_onto).
+ */
+const REWIND_SETTINGS: readonly (readonly [string, string])[] = [
+  ["wal_log_hints", "on"],
+  ["wal_keep_size", "1GB"],
+];
+/** standby.signal while pg_rewind runs (its single-user crash recovery refuses standby mode). */
+const SIGNAL_ASIDE = "standby.signal.rewinding";
 /** A former primary that finds no other primary looks again after this long before it starts as one. */
 const PRIMARY_RECHECK_SECONDS = 10;
 /**
@@ -105,11 +118,9 @@ function serverFlags(synchronous: boolean, tls: boolean): string {
     "wal_level=replica",
     "max_wal_senders=10",
     "max_replication_slots=10",
-    "wal_keep_size=1GB",
     "hot_standby=on",
     "password_encryption=scram-sha-256",
-    // pg_rewind needs it: a former primary rejoins by rewinding instead of a whole new clone.
-    "wal_log_hints=on",
+    ...REWIND_SETTINGS.map(([name, value]) => `${name}=${value}`),
     // A commit waits for one standby (any) to have it: no acknowledged write is lost in a failover.
     ...(synchronous ? ["synchronous_standby_names=ANY 1 (*)"] : []),
   ]
@@ -151,6 +162,8 @@ export PGPASSWORD="$REPLICATION_PASSWORD"
 # The kubelet's fsGroup pass leaves the volume group-writable, and PostgreSQL refuses to start on
 # a data directory anyone but its owner may read.
 if [ -d "$PGDATA" ]; then chmod 0700 "$PGDATA"; fi
+# A standby's signal file set aside by a pg_rewind that did not finish (see rewind_onto).
+if [ -e "$PGDATA/${SIGNAL_ASIDE}" ]; then mv "$PGDATA/${SIGNAL_ASIDE}" "$PGDATA/standby.signal"; fi
 
 # Every member's address (the headless Service publishes members that are not Ready too). This
 # member is not running yet, so it never answers itself.
@@ -309,8 +322,21 @@ rewind_onto() {
   mine="$(my_timeline)"
   theirs="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$1" -p ${POSTGRES.port} -U "$POSTGRES_USER" -d postgres -tAc 'SELECT timeline_id FROM pg_control_checkpoint()' || true)"
   if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then return 0; fi
-  if ! PGPASSWORD="$POSTGRES_PASSWORD" pg_rewind -D "$PGDATA" \\
-    --source-server="host=$1 port=${POSTGRES.port} user=$POSTGRES_USER dbname=postgres connect_timeout=5"; then
+  # A data directory not shut down cleanly (a standby killed, or stopped past its grace period) is
+  # first brought to a consistent state by pg_rewind in single-user mode. That server reads only
+  # the data directory's files, not this script's flags: it records wal_log_hints from them in the
+  # control file pg_rewind then checks, and its end-of-recovery checkpoint removes the WAL
+  # wal_keep_size does not keep, which pg_rewind reads back to the last common checkpoint. Both go
+  # into postgresql.conf too (a rewind copies the primary's file over it). It also refuses to start
+  # with standby.signal ("standby mode is not supported by single-user servers"): the file is set
+  # aside while pg_rewind runs (and put back at the next start if this one dies).
+${REWIND_SETTINGS.map(([name, value]) => `  grep -qxF "${name} = '${value}'" "$PGDATA/postgresql.conf" || echo "${name} = '${value}'" >> "$PGDATA/postgresql.conf"`).join("\n")}
+  if [ -e "$PGDATA/standby.signal" ]; then mv "$PGDATA/standby.signal" "$PGDATA/${SIGNAL_ASIDE}"; fi
+  local rewound=0
+  PGPASSWORD="$POSTGRES_PASSWORD" pg_rewind -D "$PGDATA" \\
+    --source-server="host=$1 port=${POSTGRES.port} user=$POSTGRES_USER dbname=postgres connect_timeout=5" || rewound=$?
+  if [ -e "$PGDATA/${SIGNAL_ASIDE}" ]; then mv "$PGDATA/${SIGNAL_ASIDE}" "$PGDATA/standby.signal"; fi
+  if [ "$rewound" != 0 ]; then
     echo "pg_rewind failed: cloning again"
     create_slot "$1"
     clone_from "$1"
