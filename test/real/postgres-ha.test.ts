@@ -31,6 +31,7 @@ import {
   firstOkAfter,
   gapIn,
   ipOf,
+  acceptLosses,
   lostWrites,
   MEMBERS,
   primaryName,
@@ -107,6 +108,7 @@ describe("Postgres failover on the real node", () => {
     figures["pod deleted: the former primary's start"] = await startScriptLines(old);
     const lost = await lostWrites(t0);
     figures["pod deleted: acknowledged writes lost (async)"] = String(lost.length);
+    acceptLosses(lost);
     const gap = gapIn(await writerLog(), t0 - 1_000, ok + 1_000);
     figures["pod deleted: failed writes / longest gap (ms)"] = `${gap.failed} / ${gap.longestGapMs}`;
     expect(sampler.doubled).toEqual([]);
@@ -128,7 +130,9 @@ describe("Postgres failover on the real node", () => {
       ? `failover to ${s.currentPrimary} (${s.lastFailover?.reason}) ${((Date.parse(s.lastFailover?.at ?? "") - t0) / 1000).toFixed(1)} s after the kill`
       : `${old} restarted in place and stayed the primary (no failover needed)`;
     for (const m of MEMBERS.filter((x) => x !== s.currentPrimary)) await rejoined(m);
-    figures["process killed: acknowledged writes lost (async)"] = String((await lostWrites(t0)).length);
+    const lost = await lostWrites(t0);
+    figures["process killed: acknowledged writes lost (async)"] = String(lost.length);
+    acceptLosses(lost);
     expect(sampler.doubled).toEqual([]);
   });
 
@@ -230,6 +234,13 @@ describe("Postgres failover on the real node", () => {
       1000
     ).toFixed(1);
     figures["fork past the promotion: the restarted standby's start"] = await startScriptLines(ahead);
+    // Writes the killed primary acknowledged while both standbys were frozen exist on no other
+    // member: lost by design under asynchronous replication, and counted here.
+    const lost = await lostWrites(t0);
+    figures["fork past the promotion: acknowledged writes lost (async, standbys frozen)"] = String(
+      lost.length,
+    );
+    acceptLosses(lost);
     expect(rejoin.type).toBe("Warning");
     expect(sampler.doubled).toEqual([]);
   }, 600_000);
