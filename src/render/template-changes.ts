@@ -165,6 +165,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a Postgres standby that was not shut down cleanly rewinds onto a new primary's timeline instead of cloning the whole database again: standby.signal is set aside while pg_rewind finishes its crash recovery in single-user mode, which refuses standby mode",
   },
+  {
+    revision: 21,
+    components: ["redis"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "Sentinel's failover-timeout is 10 s: when the two Sentinels left after a primary's pod is gone split their votes, the next election comes 20 s later instead of 120 s",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

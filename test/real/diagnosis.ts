@@ -12,7 +12,7 @@ import type { KubeClient } from "../../src/kube/index.js";
 import { POSTGRES } from "../../src/render/endpoints.js";
 import { adminKubeConfig } from "../support/cluster.js";
 import { readPlatform } from "../support/platform.js";
-import { query, sentinelView } from "./platform-support.js";
+import { query, sentinelDetail, sentinelView } from "./platform-support.js";
 import { coreApi, kubectl } from "./support.js";
 
 const PROBE_MS = 5_000;
@@ -135,6 +135,19 @@ export async function sentinelDiagnosis(namespace: string): Promise<string> {
             .catch((err: unknown) => `Sentinel: ${said(err)}`)
         : "no address";
       lines.push(`pod ${podLine(pod)}; ${view}`);
+      if (ip) {
+        // Why a Sentinel does not fail over: its flags and failover state, and each replica's
+        // flags, priority (0 never promoted) and link to the primary as this Sentinel sees them.
+        const detail = await bounded(sentinelDetail(ip)).catch((err: unknown) => `detail: ${said(err)}`);
+        lines.push(`  ${detail}`);
+      }
+      const name = pod.metadata?.name ?? "";
+      const log = await kubectl(["logs", "-n", namespace, name, "-c", "sentinel", "--tail=15"], {
+        timeoutMs: PROBE_MS,
+      })
+        .then((r) => r.stdout.trimEnd() || r.stderr.trimEnd())
+        .catch((err: unknown) => said(err));
+      lines.push(...log.split("\n").map((l) => `  | ${l}`));
     }
   } catch (err) {
     lines.push(`redis pods: ${said(err)}`);

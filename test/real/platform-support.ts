@@ -443,6 +443,28 @@ export async function sentinelView(
   });
 }
 
+/** One Sentinel's failover-relevant fields: the primary's flags and state, each replica's flags and priority. */
+export async function sentinelDetail(host: string): Promise<string> {
+  return withMember(host, REDIS.sentinelPort, undefined, async (c) => {
+    const fieldsOf = (raw: string[]): Record<string, string> => {
+      const fields: Record<string, string> = {};
+      for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i] ?? ""] = raw[i + 1] ?? "";
+      return fields;
+    };
+    const m = fieldsOf((await c.call("SENTINEL", "MASTER", REDIS.masterName)) as string[]);
+    const replicas = ((await c.call("SENTINEL", "REPLICAS", REDIS.masterName)) as string[][]).map(fieldsOf);
+    const sentinels = ((await c.call("SENTINEL", "SENTINELS", REDIS.masterName)) as string[][]).map(fieldsOf);
+    return [
+      `primary ${m.ip ?? "?"} flags ${m.flags ?? "?"} failover-state ${m["failover-state"] ?? "none"} quorum ${m.quorum ?? "?"}`,
+      ...replicas.map(
+        (r) =>
+          `replica ${r.ip ?? "?"} flags ${r.flags ?? "?"} priority ${r["slave-priority"] ?? "?"} link ${r["master-link-status"] ?? "?"} down-since ${r["master-link-down-time"] ?? "?"} ms`,
+      ),
+      ...sentinels.map((x) => `peer Sentinel ${x.ip ?? "?"} flags ${x.flags ?? "?"}`),
+    ].join("; ");
+  });
+}
+
 // ---------------------------------------------------------------- MinIO
 
 export async function minioClient(

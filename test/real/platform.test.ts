@@ -413,7 +413,9 @@ describe("Redis Sentinel on the real node", () => {
         },
         120_000,
         500,
-      );
+      ).catch(async (err: unknown) => {
+        throw new Error(`${String(err)}\n${await sentinelDiagnosis(ns)}`);
+      });
       lap("replica promoted", t);
       const promotedPod = promoted.split(".")[0] ?? "";
       expect(await memberRole(promotedPod)).toBe("master");

@@ -152,7 +152,11 @@ function startSentinel(namespace: string, replicas: number, quorum: number, tls:
     // Generated passwords are letters and digits: no quoting needed in the file.
     `sentinel auth-pass ${REDIS.masterName} $REDIS_PASSWORD`,
     `sentinel down-after-milliseconds ${REDIS.masterName} 5000`,
-    `sentinel failover-timeout ${REDIS.masterName} 60000`,
+    // Also the wait before a Sentinel tries again (twice this): with one of three pods gone, the
+    // two Sentinels left can each vote for itself in the same epoch, and neither is elected; a
+    // short timeout makes that a 20 s delay, not two minutes. A replica still syncing after it
+    // is only reconfigured without waiting for the others (parallel-syncs no longer holds).
+    `sentinel failover-timeout ${REDIS.masterName} 10000`,
     `sentinel parallel-syncs ${REDIS.masterName} 1`,
   ];
   return `#!/bin/sh
