@@ -146,8 +146,16 @@ async function leaderElectionCase(): Promise<void> {
   );
   // The standby saw the last renewal at most one retry late and polls every retry period (+20% jitter).
   expect(failoverMs).toBeLessThanOrEqual(LEASE_MS + 2 * RETRY_MS * 1.2 + 1_000);
-  // Released lease: taken at the standby's next retry (plus the time op-b needs to drain and write).
-  expect(handoverMs).toBeLessThan(RETRY_MS * 1.2 + 1_500);
+  // Released lease: taken at the standby's next retry after the release, long before it could
+  // have expired. Measured from the release op-b logged, since its drain and its write to the API
+  // server take their time under load (CI: 1.7 s from SIGTERM to the release).
+  const releasedAt = when(b, "lease released") ?? Number.NaN;
+  console.log(
+    `[figures] handover: SIGTERM -> lease released ${Math.round(releasedAt - termAt)} ms, ` +
+      `released -> op-c leads ${Math.round(cLeads - releasedAt)} ms`,
+  );
+  expect(cLeads - releasedAt).toBeLessThan(RETRY_MS * 1.2 + 1_000);
+  expect(handoverMs).toBeLessThan(LEASE_MS - RETRY_MS);
   c.process.kill("SIGTERM");
   expect(await c.exited).toBe(0);
   await client.close();
