@@ -8,6 +8,7 @@ import { useOperator } from "../support/operator.js";
 import { describe, expect, it } from "vitest";
 import type { KubeObject, RequestRecord } from "../../src/kube/index.js";
 import { eventually } from "../support/cluster.js";
+import { replicasOwners } from "../support/managed-fields.js";
 import { simulateLoad } from "../support/load.js";
 import { loadSample } from "../support/platform.js";
 
@@ -181,13 +182,7 @@ describe("HPA driven by metrics-server", () => {
       namespace: ns,
       name: COMPONENT,
     });
-    const fields = (d.metadata?.managedFields ?? []) as {
-      manager?: string;
-      fieldsV1?: { "f:spec"?: unknown };
-    }[];
-    const owners = fields
-      .filter((f) => JSON.stringify(f.fieldsV1?.["f:spec"] ?? {}).includes('"f:replicas"'))
-      .map((f) => f.manager ?? "?");
+    const owners = replicasOwners(d).map((o) => o.manager);
     console.log(`managers of spec.replicas: ${owners.join(", ")}`);
     expect(owners).not.toContain("onto-operator");
   }, 1_020_000);

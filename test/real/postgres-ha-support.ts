@@ -255,9 +255,14 @@ export async function writesDiagnosis(since: number): Promise<string> {
  */
 const lossesByDesign = new Set<number>();
 
-/** Records writes an asynchronous failover lost, so later cases check only their own. */
-export function acceptLosses(ids: readonly number[]): void {
-  for (const id of ids) lossesByDesign.add(id);
+/**
+ * The acknowledged writes up to `upTo` an asynchronous failover lost, for the case's figures; set
+ * aside so the cases after it check only their own.
+ */
+export async function setAsideLosses(upTo: number): Promise<number[]> {
+  const lost = await lostWrites(upTo);
+  for (const id of lost) lossesByDesign.add(id);
+  return lost;
 }
 
 /** Acknowledged writes (ids) not present on the primary now, less the losses accepted before. */
