@@ -161,10 +161,20 @@ export class Controller {
     signal.addEventListener("abort", stopQueue, { once: true });
     let resync: Timer | undefined;
     try {
+      // The wait's own abort listener goes once the caches sync: every controller shares the
+      // leader's signal, and one listener left per controller passed Node's warning limit of 10.
+      let stopWaiting = (): void => undefined;
       await Promise.race([
         Promise.all(this.sources.map((s) => s.informer.waitForSync())),
-        new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true })),
+        new Promise<void>((resolve) => {
+          stopWaiting = () => {
+            signal.removeEventListener("abort", stopWaiting);
+            resolve();
+          };
+          signal.addEventListener("abort", stopWaiting, { once: true });
+        }),
       ]);
+      stopWaiting();
       if (signal.aborted) return;
       const period = this.opts.resyncPeriodMs ?? 10 * 60 * 60_000;
       const scheduleResync = (): void => {

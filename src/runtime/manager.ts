@@ -14,6 +14,7 @@
 // replica that was frozen or cut off comes back as a standby, through its restart, never as a
 // second leader.
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import { KubeClient, type KubeObject } from "../kube/index.js";
 import { systemClock, type Clock } from "./clock.js";
@@ -277,6 +278,10 @@ export class Manager {
     this.logger.info({ run }, "starting controllers");
     // Reconciles in flight get the shutdown bound to finish; then their requests are aborted.
     const cancel = new AbortController();
+    // Each controller listens once on the leader's signal for its queue's shutdown (twice until its
+    // caches sync), and this run once more: one controller per watched namespace can pass Node's
+    // default warning limit of 10 with no leak.
+    setMaxListeners(Math.max(10, 2 * this.controllers.length + 4), signal);
     const leading = {
       signal,
       cancel: cancel.signal,
