@@ -155,7 +155,12 @@ describe("Evicted", () => {
     const nodeName = pod.spec.nodeName;
     const nodeRef = { apiVersion: "v1", kind: "Node", name: nodeName };
     const tester = testerClient();
+    // The label keeps KWOK's heartbeat from writing DiskPressure back to False (stages.yaml); the
+    // condition is also written here so that it shows at once rather than at the next heartbeat.
     const setDiskPressure = async (on: boolean): Promise<void> => {
+      await tester.mergePatch(nodeRef, {
+        metadata: { labels: { "fault.onto.paas/disk-pressure": on ? "true" : null } },
+      });
       const node = await client.get<NodeObj>(nodeRef);
       const conditions = (node.status?.conditions ?? []).map((c) =>
         c.type === "DiskPressure"
