@@ -14,6 +14,7 @@ import {
   SWITCHOVER_TO_ANNOTATION,
 } from "../../src/api/index.js";
 import { requestSwitchover } from "../../src/cli/commands/switchover.js";
+import { ROLLING_UPDATE_REASON } from "../../src/controllers/postgres-ha/index.js";
 import type { KubeObject } from "../../src/kube/index.js";
 import { eventually } from "../support/cluster.js";
 import { useOperator } from "../support/operator.js";
@@ -149,7 +150,7 @@ describe("Postgres roles on simulated pods", () => {
       "Event",
       { namespace: ns },
     );
-    const rolled = events.filter((e) => e.reason === "PostgresRollingUpdate").map((e) => e.message ?? "");
+    const rolled = events.filter((e) => e.reason === ROLLING_UPDATE_REASON).map((e) => e.message ?? "");
     for (const name of ["postgres-0", "postgres-1", "postgres-2"])
       expect(rolled.some((m) => m.includes(`${name} replaced`))).toBe(true);
   });

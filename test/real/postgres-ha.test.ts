@@ -11,6 +11,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { POSTGRES_ROLE_LABEL } from "../../src/api/index.js";
 import { parseLsn } from "../../src/controllers/postgres-ha/decisions.js";
+import { ROLLING_UPDATE_REASON } from "../../src/controllers/postgres-ha/index.js";
+import { auditLines } from "../support/audit.js";
 import { awaitSwitchover, requestSwitchover, SwitchoverRefused } from "../../src/cli/commands/switchover.js";
 import { eventually } from "../support/cluster.js";
 import { readPlatform } from "../support/platform.js";
@@ -335,7 +337,7 @@ describe("Postgres switchover on the real node", () => {
 });
 
 describe("Postgres rolling update on the real node", () => {
-  it("a pod template change replaces the standbys first (highest ordinal first), then the primary after a switchover; no acknowledged write lost", async () => {
+  it("a pod template change replaces the standbys first (those streaming highest ordinal first), then the primary after a switchover; no acknowledged write lost", async () => {
     const primary = await primaryName();
     for (const m of MEMBERS.filter((x) => x !== primary)) await rejoined(m);
     type Pod = { metadata: { name?: string; uid?: string; deletionTimestamp?: string } };
@@ -416,12 +418,27 @@ describe("Postgres rolling update on the real node", () => {
     figures["rolling update: total (s)"] = ((done - t0) / 1000).toFixed(1);
     const lost = await lostWrites(done);
     figures["rolling update: acknowledged writes lost"] = String(lost.length);
-    // The standbys highest ordinal first, the primary last, through a switchover to a replaced standby.
-    expect(order).toEqual([...standbys, primary]);
+    // The standbys first, the primary last, through a switchover to a replaced standby. Among the
+    // standbys, one the operator saw not streaming (a look that failed, a lag) goes first by the
+    // rule (rolling.ts); those it saw streaming go highest ordinal first. Its view is in the
+    // reason it gave for each.
+    const rolled = auditLines(p.operator.auditLog).filter(
+      (l) => l.reason === ROLLING_UPDATE_REASON && l.outcome === "ok" && Date.parse(l.time) >= t0 - 1_000,
+    );
+    figures["rolling update: why each standby went"] = rolled
+      .map((l) => /\(([^()]*)\)$/.exec(l.message)?.[1] ?? l.message)
+      .join("; ");
+    expect(order.at(-1)).toBe(primary);
+    expect(rolled.map((l) => l.object.name)).toEqual(order.slice(0, -1));
+    expect([...order.slice(0, -1)].sort()).toEqual([...standbys].sort());
+    const seenStreaming = rolled
+      .filter((l) => l.message.endsWith("is a streaming standby)"))
+      .map((l) => l.object.name);
+    expect(seenStreaming).toEqual(standbys.filter((m) => seenStreaming.includes(m)));
     expect(s.lastFailover).toMatchObject({ from: primary, reason: "RollingUpdate" });
     expect(standbys).toContain(s.lastFailover?.to);
     expect(Date.parse(s.lastFailover?.at ?? "")).toBeGreaterThanOrEqual(
-      Math.floor((stoppedAt.get(standbys.at(-1) ?? "") ?? 0) / 1000) * 1000,
+      Math.floor((stoppedAt.get(order.at(-2) ?? "") ?? 0) / 1000) * 1000,
     );
     expect(mostDown).toBeLessThanOrEqual(1);
     expect(lost).toEqual([]);

@@ -677,8 +677,8 @@ export class PostgresHa {
   }
 }
 
-/** Event reason of a member replaced by a rolling update. */
-const ROLLING_UPDATE_REASON = "PostgresRollingUpdate";
+/** Event reason (and audit reason) of a member replaced by a rolling update. */
+export const ROLLING_UPDATE_REASON = "PostgresRollingUpdate";
 /** Event reason of a standby restarted because it did not stream (decisions.ts, rejoin). */
 const STANDBY_REJOIN_REASON = "PostgresStandbyRejoin";
 
