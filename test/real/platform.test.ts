@@ -4,13 +4,16 @@
 // WAIT-acknowledged write through a cold restart; distributed MinIO (4 pods on the one real node:
 // still 4 drives in 4 pods) keeps objects through a pod's loss; the stand-in platform services are
 // Ready only through the wiring the operator rendered. Then the platform is upgraded between the
-// two test releases (canary and partition as on KWOK) with the data readable on every member, and
+// two test releases (canary and partition as on KWOK) while clients write to Postgres, Redis and
+// MinIO and a member of each is killed during its roll (the Postgres primary, the Redis primary, a
+// MinIO member): no acknowledged write lost, the data readable on every member. Last, it is
 // deleted under retentionPolicy.secrets Retain and created again: same data, same credentials.
 //
 // One platform for the whole file, in this order: the failure tests leave it Running for the next.
 // Clients connect from the host to pod addresses (the host routes to pods; ClusterIPs work from
 // pods only), or from a pod on the node where a Service is what is tested.
 import { statefulSetPartition, type StatefulSetUpdateView } from "../../src/controllers/shared/kube-views.js";
+import type * as k8s from "@kubernetes/client-node";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -50,6 +53,8 @@ import {
   type RealPlatform,
 } from "./platform-support.js";
 import { cacheBehindPasses, postgresDiagnosis, sentinelDiagnosis, standinDiagnosis } from "./diagnosis.js";
+import { Sampler, gapIn, lostWrites, startWriter, useHaPlatform, writerLog } from "./postgres-ha-support.js";
+import { MinioWriteLoop, RedisWriteLoop, type LoopFigures } from "./write-loops.js";
 import {
   coreApi,
   createPod,
@@ -602,8 +607,90 @@ async function upgradeDiagnosis(): Promise<string> {
   return parts.join("\n");
 }
 
+/** What was killed during the upgrade, per component: the pod, its build, and when. */
+const kills = new Map<string, string>();
+
+function imageOf(pod: k8s.V1Pod, container: string): string | undefined {
+  return pod.spec?.containers.find((c) => c.name === container)?.image;
+}
+
+/** The Redis member answering as the primary, among the Ready ones. */
+async function redisPrimaryPod(): Promise<string | undefined> {
+  for (const pod of (await podsOf(ns, "redis")).filter(isReady)) {
+    const ip = pod.status?.podIP;
+    const role = ip
+      ? await replicationInfo(ip, redisPass)
+          .then((i) => i.role)
+          .catch(() => undefined)
+      : undefined;
+    if (role === "master") return pod.metadata?.name;
+  }
+  return undefined;
+}
+
+/**
+ * Once a component has a member of the new build Ready (its roll has begun and is not over), kills
+ * one member, once per component: the Postgres primary and the Redis primary (their pods deleted,
+ * as an eviction does: Postgres sends its WAL to the standbys before it stops, Redis waits for its
+ * replicas and writes its append-only file), and a MinIO member still on the old build (deleted
+ * with no grace: the kernel kills it at once). The Redis primary is not killed with no grace here:
+ * when its pod comes back before the Sentinels have failed over, it starts as the primary on an
+ * append-only file that can miss its last second, and the replicas resync from it; one run lost a
+ * write a replica had acknowledged that way (an open defect, see docs/operations/infrastructure.md).
+ */
+async function killDuringRoll(upgradeStarted: number): Promise<void> {
+  const targets: [
+    component: string,
+    newImage: string,
+    pick: () => Promise<string | undefined>,
+    grace?: number,
+  ][] = [
+    [
+      "postgres",
+      IMAGE_REFS["postgres-2"],
+      async () => (await readPlatform(p.client, ns, p.name)).status?.postgres?.currentPrimary,
+    ],
+    ["redis", IMAGE_REFS["redis-2"], redisPrimaryPod],
+    [
+      "minio",
+      IMAGE_REFS["minio-2"],
+      async () =>
+        (await podsOf(ns, "minio")).find((pod) => imageOf(pod, "minio") !== IMAGE_REFS["minio-2"])?.metadata
+          ?.name ?? "minio-0",
+      0,
+    ],
+  ];
+  for (const [component, newImage, pick, grace] of targets) {
+    if (kills.has(component)) continue;
+    const pods = await podsOf(ns, component);
+    if (!pods.some((pod) => isReady(pod) && imageOf(pod, component) === newImage)) continue;
+    const victim = await pick();
+    if (!victim) continue;
+    const victimPod = pods.find((pod) => pod.metadata?.name === victim);
+    const build = victimPod ? imageOf(victimPod, component) === newImage : false;
+    await deletePod(ns, victim, grace);
+    kills.set(
+      component,
+      `${victim} (${build ? "new" : "old"} build${grace === 0 ? ", no grace" : ""}) at +${((Date.now() - upgradeStarted) / 1000).toFixed(1)} s`,
+    );
+  }
+}
+
 describe("an upgrade of the real-node platform", () => {
-  it("1.5.0-local.1 -> 1.5.0-local.2 rolls every member through a canary or a partition, and the data is readable on every member after it", async () => {
+  it("1.5.0-local.1 -> 1.5.0-local.2 rolls every member through a canary or a partition with the Postgres primary, the Redis primary and a MinIO member killed on the way; no acknowledged write lost, the data readable on every member", async () => {
+    // Writers through the whole upgrade: Postgres through its read-write Service from a pod on the
+    // node, Redis through the Sentinels, MinIO through any Ready member; and the one-primary sampler.
+    useHaPlatform(p, pgPassword);
+    await startWriter();
+    const pgSampler = new Sampler();
+    const redisLoop = new RedisWriteLoop(ns, redisPass).start();
+    const minioLoop = new MinioWriteLoop(ns, "onto-data").start();
+    let writersStopped = false;
+    const stopWriters = async (): Promise<[LoopFigures, LoopFigures]> => {
+      writersStopped = true;
+      await pgSampler.stop();
+      return [await redisLoop.stop(), await minioLoop.stop()];
+    };
     const t = Date.now();
     const partitions = new Map<string, Set<number>>();
     const canaries = new Set<string>();
@@ -632,6 +719,15 @@ describe("an upgrade of the real-node platform", () => {
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
+    const killer = (async () => {
+      while (sampling && kills.size < 3) {
+        await killDuringRoll(t).catch((err: unknown) =>
+          console.log(`[real-platform] kill not made: ${String(err)}`),
+        );
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    let upgradeEnd = 0;
     try {
       await setVersion(p.client, ns, p.name, "1.5.0-local.2");
       // Polled here rather than with eventually(): a failed upgrade ends the wait at once.
@@ -651,12 +747,21 @@ describe("an upgrade of the real-node platform", () => {
           throw new Error(`upgrade not done: ${JSON.stringify(u)}\n${await upgradeDiagnosis()}`);
         await new Promise((r) => setTimeout(r, 1000));
       }
+      upgradeEnd = Date.now();
     } finally {
       sampling = false;
       await sampler;
       await canarySampler;
+      await killer;
+      if (!writersStopped) await stopWriters();
     }
     lap("upgrade", t);
+    console.log(`[real-platform] killed during the upgrade: ${JSON.stringify(Object.fromEntries(kills))}`);
+    expect([...kills.keys()].sort(), "a member of each killed during its roll").toEqual([
+      "minio",
+      "postgres",
+      "redis",
+    ]);
     const steps = auditLines(p.operator.auditLog).filter((l) => l.actor === "upgrade");
     console.log(
       `[real-platform] upgrade audit: ${steps.map((l) => `${l.reason}:${l.object.name}`).join(", ")}`,
@@ -693,8 +798,24 @@ describe("an upgrade of the real-node platform", () => {
       }
     }
 
-    // The data written before, on every member.
+    // Every write acknowledged during the upgrade is there: Postgres's on the primary (the kill was
+    // an eviction: its WAL reached the standbys), Redis's on every member once in sync, MinIO's
+    // through every member.
+    const [redisFigures, minioFigures] = await stopWriters();
     const primary = await waitTwoStreaming();
+    const pgLog = await writerLog();
+    const pgGap = gapIn(pgLog, t, upgradeEnd);
+    const pgLost = await lostWrites(upgradeEnd);
+    console.log(
+      `[real-platform] writes during the upgrade: postgres ${pgLog.ok.filter((w) => w.at >= t && w.at <= upgradeEnd).length} acknowledged, ${pgGap.failed} failed, longest gap ${pgGap.longestGapMs} ms, ${pgLost.length} lost, ${pgSampler.moments} samples, ${pgSampler.doubled.length} with two primaries; redis ${JSON.stringify(redisFigures)}; minio ${JSON.stringify(minioFigures)}`,
+    );
+    expect(pgLost, "Postgres writes acknowledged, then lost").toEqual([]);
+    expect(pgSampler.doubled, "moments with two writable Postgres primaries").toEqual([]);
+    expect(redisFigures.acknowledged, "Redis writes acknowledged during the upgrade").toBeGreaterThan(0);
+    expect(minioFigures.acknowledged, "MinIO writes acknowledged during the upgrade").toBeGreaterThan(0);
+    await kubectl(["delete", "pod", "-n", ns, "pg-writer", "--wait=false"]);
+
+    // The data written before, on every member.
     // A figure: rolled by ordinal, the primary's own pod restart fails over (postgres-0 rolls last).
     console.log(`[real-platform] after the upgrade the primary is ${primary}`);
     for (const member of PG_MEMBERS) {
@@ -715,15 +836,26 @@ describe("an upgrade of the real-node platform", () => {
       await withMember(ip, REDIS.port, redisPass, async (c) => {
         for (const [key, value] of redisKeys) expect(await c.get(key), `${key} on ${member}`).toBe(value);
       });
+      const missing = await redisLoop.missingOn(ip);
+      expect(
+        missing,
+        `${missing.length} of ${redisLoop.acked.size} acknowledged Redis writes missing on ${member}`,
+      ).toEqual([]);
     }
     for (const member of MINIO_MEMBERS) {
-      const client = await minioClient(ns, await podIP(ns, member));
+      const ip = await podIP(ns, member);
+      const client = await minioClient(ns, ip);
       for (const o of objects)
         expect(await readObject(client, o.bucket, o.key), `${o.key} through ${member}`).toBe(o.value);
+      const missing = await minioLoop.missingThrough(ip);
+      expect(
+        missing,
+        `${missing.length} of ${minioLoop.acked.size} acknowledged objects not read through ${member}`,
+      ).toEqual([]);
     }
     // Ten components, each through a canary or a partition with its soak: over the suite's 300 s
     // default on a loaded machine (276 s to 430 s measured); the loop above has its own deadline.
-  }, 960_000);
+  }, 1_200_000);
 });
 
 // ---------------------------------------------------------------- retention
