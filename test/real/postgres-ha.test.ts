@@ -421,10 +421,18 @@ describe("Postgres rolling update on the real node", () => {
     // The standbys first, the primary last, through a switchover to a replaced standby. Among the
     // standbys, one the operator saw not streaming (a look that failed, a lag) goes first by the
     // rule (rolling.ts); those it saw streaming go highest ordinal first. Its view is in the
-    // reason it gave for each.
-    const rolled = auditLines(p.operator.auditLog).filter(
-      (l) => l.reason === ROLLING_UPDATE_REASON && l.outcome === "ok" && Date.parse(l.time) >= t0 - 1_000,
-    );
+    // reason it gave for each. The old primary's pod shows up there too (after the switchover it is
+    // a member on the old revision that is not Ready), and a member can be named twice (a second
+    // pass before the cache showed it terminating): each standby's first line counts.
+    const rolled = auditLines(p.operator.auditLog)
+      .filter(
+        (l) =>
+          l.reason === ROLLING_UPDATE_REASON &&
+          l.outcome === "ok" &&
+          l.object.name !== primary &&
+          Date.parse(l.time) >= t0 - 1_000,
+      )
+      .filter((l, i, all) => all.findIndex((x) => x.object.name === l.object.name) === i);
     figures["rolling update: why each standby went"] = rolled
       .map((l) => /\(([^()]*)\)$/.exec(l.message)?.[1] ?? l.message)
       .join("; ");
