@@ -617,13 +617,8 @@ function imageOf(pod: k8s.V1Pod, container: string): string | undefined {
 /** The Redis member answering as the primary, among the Ready ones. */
 async function redisPrimaryPod(): Promise<string | undefined> {
   for (const pod of (await podsOf(ns, "redis")).filter(isReady)) {
-    const ip = pod.status?.podIP;
-    const role = ip
-      ? await replicationInfo(ip, redisPass)
-          .then((i) => i.role)
-          .catch(() => undefined)
-      : undefined;
-    if (role === "master") return pod.metadata?.name;
+    const name = pod.metadata?.name ?? "";
+    if ((await memberRole(name).catch(() => "")) === "master") return name;
   }
   return undefined;
 }
@@ -685,9 +680,8 @@ describe("an upgrade of the real-node platform", () => {
     const pgSampler = new Sampler();
     const redisLoop = new RedisWriteLoop(ns, redisPass).start();
     const minioLoop = new MinioWriteLoop(ns, "onto-data").start();
-    let writersStopped = false;
+    // Stopping is idempotent: when the upgrade ends, and again where the figures are read.
     const stopWriters = async (): Promise<[LoopFigures, LoopFigures]> => {
-      writersStopped = true;
       await pgSampler.stop();
       return [await redisLoop.stop(), await minioLoop.stop()];
     };
@@ -753,7 +747,7 @@ describe("an upgrade of the real-node platform", () => {
       await sampler;
       await canarySampler;
       await killer;
-      if (!writersStopped) await stopWriters();
+      await stopWriters();
     }
     lap("upgrade", t);
     console.log(`[real-platform] killed during the upgrade: ${JSON.stringify(Object.fromEntries(kills))}`);
@@ -784,7 +778,7 @@ describe("an upgrade of the real-node platform", () => {
     ] as const) {
       for (const member of members) {
         const pod = await coreApi().readNamespacedPod({ namespace: ns, name: member });
-        expect(pod.spec?.containers.find((c) => c.name === component)?.image).toBe(ref);
+        expect(imageOf(pod, component)).toBe(ref);
         const variant = await execIn(ns, member, ["cat", VARIANT_FILE]);
         expect(variant.stdout.trim(), `${member} runs the second build`).toBe("2");
       }

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { POSTGRES_ROLE_LABEL } from "../../src/api/index.js";
 import { parseLsn } from "../../src/controllers/postgres-ha/decisions.js";
-import { ROLLING_UPDATE_REASON } from "../../src/controllers/postgres-ha/index.js";
+import { ROLLING_UPDATE_REASON, STREAMING_STANDBY } from "../../src/controllers/postgres-ha/index.js";
 import { auditLines } from "../support/audit.js";
 import { awaitSwitchover, requestSwitchover, SwitchoverRefused } from "../../src/cli/commands/switchover.js";
 import { eventually } from "../support/cluster.js";
@@ -440,7 +440,7 @@ describe("Postgres rolling update on the real node", () => {
     expect(rolled.map((l) => l.object.name)).toEqual(order.slice(0, -1));
     expect([...order.slice(0, -1)].sort()).toEqual([...standbys].sort());
     const seenStreaming = rolled
-      .filter((l) => l.message.endsWith("is a streaming standby)"))
+      .filter((l) => l.message.endsWith(`is ${STREAMING_STANDBY})`))
       .map((l) => l.object.name);
     expect(seenStreaming).toEqual(standbys.filter((m) => seenStreaming.includes(m)));
     expect(s.lastFailover).toMatchObject({ from: primary, reason: "RollingUpdate" });

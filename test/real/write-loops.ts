@@ -6,6 +6,7 @@
 //
 // Every request has its own deadline: a member killed mid-request leaves a connection that answers
 // nothing (its address is gone), and an unbounded wait would stop the loop until TCP gives up.
+import { setTimeout as sleep } from "node:timers/promises";
 import type * as Minio from "minio";
 import type { Redis } from "ioredis";
 import { REDIS } from "../../src/render/endpoints.js";
@@ -31,8 +32,6 @@ function within<T>(what: string, work: Promise<T>, ms = REQUEST_DEADLINE_MS): Pr
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** What a loop did: writes acknowledged and failed, and the longest time between two acknowledged. */
 export interface LoopFigures {
   acknowledged: number;
@@ -41,6 +40,8 @@ export interface LoopFigures {
 }
 
 abstract class WriteLoop {
+  /** Key -> value of every acknowledged write. */
+  readonly acked = new Map<string, string>();
   protected stopped = false;
   private failedWrites = 0;
   private longestGap = 0;
@@ -48,7 +49,6 @@ abstract class WriteLoop {
   private done: Promise<void> | undefined;
 
   protected abstract writeOnce(): Promise<boolean>;
-  protected abstract get acknowledgedCount(): number;
   protected async close(): Promise<void> {}
 
   constructor(private readonly intervalMs: number) {}
@@ -72,7 +72,7 @@ abstract class WriteLoop {
   async stop(): Promise<LoopFigures> {
     this.stopped = true;
     await this.done;
-    return { acknowledged: this.acknowledgedCount, failed: this.failedWrites, longestGapMs: this.longestGap };
+    return { acknowledged: this.acked.size, failed: this.failedWrites, longestGapMs: this.longestGap };
   }
 }
 
@@ -82,8 +82,6 @@ abstract class WriteLoop {
  * addresses.
  */
 export class RedisWriteLoop extends WriteLoop {
-  /** Key -> value of every write a replica acknowledged. */
-  readonly acked = new Map<string, string>();
   private client: Redis | undefined;
   private addresses = new Map<string, string>();
   private failuresInARow = 0;
@@ -94,10 +92,6 @@ export class RedisWriteLoop extends WriteLoop {
     intervalMs = 100,
   ) {
     super(intervalMs);
-  }
-
-  protected get acknowledgedCount(): number {
-    return this.acked.size;
   }
 
   protected async writeOnce(): Promise<boolean> {
@@ -149,8 +143,6 @@ export class RedisWriteLoop extends WriteLoop {
 
 /** Puts a small object through the Ready MinIO members in turn. */
 export class MinioWriteLoop extends WriteLoop {
-  /** Object key -> content of every put that returned. */
-  readonly acked = new Map<string, string>();
   private readonly clients = new Map<string, Minio.Client>();
   private turn = 0;
 
@@ -160,10 +152,6 @@ export class MinioWriteLoop extends WriteLoop {
     intervalMs = 500,
   ) {
     super(intervalMs);
-  }
-
-  protected get acknowledgedCount(): number {
-    return this.acked.size;
   }
 
   private async clientFor(ip: string): Promise<Minio.Client> {

@@ -7,3 +7,4 @@ export {
 } from "./ha.js";
 export { registerPostgresHa, type PostgresHaRegistration } from "./register.js";
 export { decide, type HaDecision, type HaInput, type MemberView } from "./decisions.js";
+export { STREAMING_STANDBY } from "./rolling.js";

@@ -53,6 +53,9 @@ export type RollingDecision =
   /** The primary is replaced last: a planned switchover to `to`, which deletes `from`'s pod. */
   | { action: "switchover"; from: string; to: string; why: string };
 
+/** How a step's reason ends when it replaces a standby that streams (the tests read it back). */
+export const STREAMING_STANDBY = "a streaming standby";
+
 /** Highest ordinal first. */
 const descending = (a: RollingMember, b: RollingMember): number => b.ordinal - a.ordinal;
 
@@ -95,8 +98,7 @@ export function decideRolling(input: RollingInput): RollingDecision {
   const next =
     others.filter((m) => !m.streaming).sort(descending)[0] ??
     others.filter((m) => m.streaming).sort(descending)[0];
-  if (next)
-    return remove(next, `${next.name} is ${next.streaming ? "a streaming standby" : "not streaming"}`);
+  if (next) return remove(next, `${next.name} is ${next.streaming ? STREAMING_STANDBY : "not streaming"}`);
 
   // 3. Only the primary is left: hand over first.
   const targets = members.filter((m) => m.name !== primary && m.ready && m.streaming);
