@@ -172,6 +172,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "Sentinel's failover-timeout is 10 s: when the two Sentinels left after a primary's pod is gone split their votes, the next election comes 20 s later instead of 120 s",
   },
+  {
+    revision: 22,
+    components: ["redis"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a Redis primary whose pod comes back while the Sentinels still name it asks them to fail over and follows the replica they promote, instead of starting as the primary in the middle of their failover and losing what its replicas acknowledged meanwhile",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -76,18 +76,20 @@ protected-mode no
 `;
 
 /**
- * Shell that sets $primary (and $epoch) to the primary to follow: of what the peers' Sentinels
- * that answer and the Sentinel state saved on this pod's volume name, newest config epoch first,
- * the first whose server answers that it is a primary; when none answers (a cold restart, where
- * this pod is the first up), the newest; ordinal 0 when nobody knows anything. The check matters:
- * an (epoch, address) pair can name a server that is no longer the primary (a Sentinel's view or
- * a saved state from the middle of a failover), and a Sentinel started on it with an epoch its
- * peers also hold never adopts their view (Sentinel takes a peer's configuration only with a
- * greater epoch): clients asking that Sentinel were sent to a replica for good.
+ * Shell that defines find_primary, which sets $primary (and $epoch) to the primary to follow: of
+ * what the peers' Sentinels that answer and the Sentinel state saved on this pod's volume name,
+ * newest config epoch first, the first whose server answers that it is a primary; when none answers
+ * (a cold restart, where this pod is the first up), the newest; ordinal 0 when nobody knows
+ * anything. It also sets $answering to a peer (not this pod) whose Sentinel answered, if any. The
+ * check matters: an (epoch, address) pair can name a server that is no longer the primary (a
+ * Sentinel's view or a saved state from the middle of a failover), and a Sentinel started on it
+ * with an epoch its peers also hold never adopts their view (Sentinel takes a peer's configuration
+ * only with a greater epoch): clients asking that Sentinel were sent to a replica for good.
  */
 function findPrimary(namespace: string, replicas: number, cli: string): string {
   const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
-  return `primary=""; epoch=-1; candidates=""
+  return `find_primary() {
+primary=""; epoch=-1; candidates=""; answering=""
 consider() { # <epoch> <host>
   if [ -n "$2" ] && [ "$1" -ge 0 ] 2>/dev/null; then candidates="$candidates
 $1 $2"; fi
@@ -95,6 +97,7 @@ $1 $2"; fi
 field() { awk -v key="$1" 'prev == key { print; exit } { prev = $0 }'; }
 for peer in ${peers}; do
   answer="$(timeout 3 ${cli} -h "$peer" -p ${REDIS.sentinelPort} --raw sentinel master ${REDIS.masterName} 2>/dev/null || true)"
+  if [ -n "$answer" ] && [ "$peer" != "$ANNOUNCE_HOST" ]; then answering="$peer"; fi
   consider "$(printf '%s\\n' "$answer" | field config-epoch)" "$(printf '%s\\n' "$answer" | field ip)"
 done
 if [ -f ${SENTINEL_STATE} ]; then
@@ -114,13 +117,45 @@ if [ -n "$ordered" ]; then
   done
 fi
 if [ -z "$primary" ]; then primary="${podHost("redis", 0, namespace)}"; epoch=0; fi
-echo "primary: $primary (config epoch $epoch)"`;
+echo "primary: $primary (config epoch $epoch)"
+}`;
+}
+
+/**
+ * Shell run when find_primary names this very pod while a peer's Sentinel answers: the pod was the
+ * primary and comes back before the Sentinels' view changed, or while they fail over. Starting as
+ * the primary then races their failover: its replicas reconnect and acknowledge writes that the
+ * replica being promoted never receives, and the resync onto the promoted one drops them. So it asks
+ * a peer's Sentinel to fail over now (a forced failover promotes the synced replica with the most
+ * data) and follows the primary they name. It starts as the primary when no replica can take over
+ * (none has synced since it started: NOGOODSLAVE), or after about a minute with no new primary.
+ */
+function handOver(masterName: string, cli: string): string {
+  return `if [ "$primary" = "$ANNOUNCE_HOST" ] && [ -n "$answering" ]; then
+  tries=0
+  while [ "$primary" = "$ANNOUNCE_HOST" ] && [ -n "$answering" ] && [ "$tries" -lt 30 ]; do
+    tries=$((tries + 1))
+    # Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
+    reply="$( (unset REDISCLI_AUTH; timeout 3 ${cli} -h "$answering" -p ${REDIS.sentinelPort} --raw sentinel failover ${masterName} 2>&1) || true)"
+    echo "named primary on restart; failover asked of $answering: $reply"
+    case "$reply" in *NOGOODSLAVE*) break ;; esac
+    sleep 1
+    find_primary
+  done
+fi
+`;
 }
 
 function startRedis(namespace: string, replicas: number, sentinel: boolean, cli: string): string {
+  // The primary is settled before the configuration is written: Sentinel rewrites a server's file
+  // when it reconfigures it, so the file is made just before the server starts from it.
+  const decide = sentinel
+    ? `${findPrimary(namespace, replicas, cli)}
+find_primary
+${handOver(REDIS.masterName, cli)}`
+    : "";
   const replication = sentinel
     ? `printf 'replica-announce-ip %s\\n' "$ANNOUNCE_HOST" >> "$conf"
-${findPrimary(namespace, replicas, cli)}
 if [ "$primary" != "$ANNOUNCE_HOST" ]; then
   printf 'replicaof %s ${REDIS.port}\\nreplica-priority 0\\n' "$primary" >> "$conf"
   # Eligible for promotion once it holds the primary's data.
@@ -133,7 +168,7 @@ fi
     : "";
   return `#!/bin/sh
 set -eu
-conf=/tmp/redis.conf
+${decide}conf=/tmp/redis.conf
 cp ${SCRIPTS_DIR}/redis.conf "$conf"
 printf 'requirepass "%s"\\nmasterauth "%s"\\n' "$REDIS_PASSWORD" "$REDIS_PASSWORD" >> "$conf"
 ${replication}exec redis-server "$conf"
@@ -163,6 +198,7 @@ function startSentinel(namespace: string, replicas: number, quorum: number, tls:
 set -eu
 touch ${SENTINEL_WAITING}
 ${findPrimary(namespace, replicas, redisCli(tls))}
+find_primary
 # Sentinel refuses to start on a primary name that does not resolve yet (its pod not created).
 until getent ahosts "$primary" >/dev/null; do echo "waiting for $primary to resolve"; sleep 1; done
 mkdir -p "$(dirname ${SENTINEL_STATE})"
