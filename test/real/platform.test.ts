@@ -748,6 +748,13 @@ describe("an upgrade of the real-node platform", () => {
     }
     lap("upgrade", t);
     console.log(`[real-platform] killed during the upgrade: ${JSON.stringify(Object.fromEntries(kills))}`);
+    // How each Redis member last started: the primary it chose, and the failovers it asked for
+    // when the Sentinels still named it (docs/operations/infrastructure.md, Redis with Sentinel).
+    for (const member of REDIS_MEMBERS) {
+      const log = (await kubectl(["logs", "-n", ns, member, "-c", "redis"])).stdout;
+      const decisions = log.split("\n").filter((l) => /^(primary:|named primary)/.test(l));
+      console.log(`[real-platform] ${member} started: ${decisions.join(" | ")}`);
+    }
     expect([...kills.keys()].sort(), "a member of each killed during its roll").toEqual([
       "minio",
       "postgres",
@@ -883,10 +890,16 @@ describe("the platform deleted under retentionPolicy.secrets Retain and created 
       "the re-created platform Running",
       async () => {
         const platform = await readPlatform(p.client, ns, p.name);
-        return platform.status?.phase === "Running" &&
+        if (
+          platform.status?.phase === "Running" &&
           platform.status.observedGeneration === platform.metadata.generation
-          ? true
-          : undefined;
+        )
+          return true;
+        // What a timeout reports: the phase and every condition as the operator last wrote them.
+        const conditions = (platform.status?.conditions ?? [])
+          .map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`)
+          .join("; ");
+        throw new Error(`phase ${platform.status?.phase ?? "none"}; ${conditions}`);
       },
       600_000,
       1000,
