@@ -88,14 +88,15 @@ protected-mode no
  */
 function findPrimary(namespace: string, replicas: number, cli: string): string {
   const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
-  return `find_primary() {
+  return `peers="${peers}"
+find_primary() {
 primary=""; epoch=-1; candidates=""; answering=""
 consider() { # <epoch> <host>
   if [ -n "$2" ] && [ "$1" -ge 0 ] 2>/dev/null; then candidates="$candidates
 $1 $2"; fi
 }
 field() { awk -v key="$1" 'prev == key { print; exit } { prev = $0 }'; }
-for peer in ${peers}; do
+for peer in $peers; do
   answer="$(timeout 3 ${cli} -h "$peer" -p ${REDIS.sentinelPort} --raw sentinel master ${REDIS.masterName} 2>/dev/null || true)"
   if [ -n "$answer" ] && [ "$peer" != "$ANNOUNCE_HOST" ]; then answering="$peer"; fi
   consider "$(printf '%s\\n' "$answer" | field config-epoch)" "$(printf '%s\\n' "$answer" | field ip)"
@@ -125,24 +126,32 @@ echo "primary: $primary (config epoch $epoch)"
  * Shell run when find_primary names this very pod while a peer's Sentinel answers: the pod was the
  * primary and comes back before the Sentinels' view changed, or while they fail over. Starting as
  * the primary then races their failover: its replicas reconnect and acknowledge writes that the
- * replica being promoted never receives, and the resync onto the promoted one drops them. So it asks
- * a peer's Sentinel to fail over now (a forced failover promotes the synced replica with the most
- * data) and follows the primary they name. It starts as the primary when no replica can take over
- * (none has synced since it started: NOGOODSLAVE), or after about a minute with no new primary.
+ * replica being promoted never receives, and the resync onto the promoted one drops them (and after
+ * a kill, whatever its append-only file had not yet written drops from its replicas too). So while
+ * a peer's server is a replica that has synced since it started (replica-priority above 0, read
+ * from the server itself), it asks a peer's Sentinel to fail over (a forced failover promotes the
+ * synced replica with the most data) and follows the primary they name. The asking is repeated: a
+ * Sentinel reads a replica's priority every 10 s, so it may still see 0 and answer NOGOODSLAVE.
+ * With no synced replica (a cold restart: the others wait for this one) it starts as the primary
+ * at once, and after 30 attempts with no new primary (about a minute) it does too.
  */
 function handOver(masterName: string, cli: string): string {
-  return `if [ "$primary" = "$ANNOUNCE_HOST" ] && [ -n "$answering" ]; then
-  tries=0
-  while [ "$primary" = "$ANNOUNCE_HOST" ] && [ -n "$answering" ] && [ "$tries" -lt 30 ]; do
-    tries=$((tries + 1))
-    # Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
-    reply="$( (unset REDISCLI_AUTH; timeout 3 ${cli} -h "$answering" -p ${REDIS.sentinelPort} --raw sentinel failover ${masterName} 2>&1) || true)"
-    echo "named primary on restart; failover asked of $answering: $reply"
-    case "$reply" in *NOGOODSLAVE*) break ;; esac
-    sleep 1
-    find_primary
+  return `synced_replica() {
+  for peer in $peers; do
+    [ "$peer" != "$ANNOUNCE_HOST" ] || continue
+    if timeout 3 ${cli} -h "$peer" -p ${REDIS.port} info replication 2>/dev/null | grep -q '^slave_priority:[1-9]'; then return 0; fi
   done
-fi
+  return 1
+}
+tries=0
+while [ "$primary" = "$ANNOUNCE_HOST" ] && [ -n "$answering" ] && [ "$tries" -lt 30 ] && synced_replica; do
+  tries=$((tries + 1))
+  # Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
+  reply="$( (unset REDISCLI_AUTH; timeout 3 ${cli} -h "$answering" -p ${REDIS.sentinelPort} --raw sentinel failover ${masterName} 2>&1) || true)"
+  echo "named primary on restart; failover asked of $answering: $reply"
+  sleep 1
+  find_primary
+done
 `;
 }
 
