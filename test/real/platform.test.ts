@@ -607,6 +607,12 @@ async function upgradeDiagnosis(): Promise<string> {
   return parts.join("\n");
 }
 
+/** A write loop's figures, its longest gap placed in seconds after `start` (as the kills are). */
+function loopFigures(f: LoopFigures, start: number): string {
+  const from = ((f.longestGapFrom - start) / 1000).toFixed(1);
+  return `${f.acknowledged} acknowledged, ${f.failed} failed, longest gap ${f.longestGapMs} ms from +${from} s`;
+}
+
 /** What was killed during the upgrade, per component: the pod, its build, and when. */
 const kills = new Map<string, string>();
 
@@ -805,7 +811,7 @@ describe("an upgrade of the real-node platform", () => {
     const pgGap = gapIn(pgLog, t, upgradeEnd);
     const pgLost = await lostWrites(upgradeEnd);
     console.log(
-      `[real-platform] writes during the upgrade: postgres ${pgLog.ok.filter((w) => w.at >= t && w.at <= upgradeEnd).length} acknowledged, ${pgGap.failed} failed, longest gap ${pgGap.longestGapMs} ms, ${pgLost.length} lost, ${pgSampler.moments} samples, ${pgSampler.doubled.length} with two primaries; redis ${JSON.stringify(redisFigures)}; minio ${JSON.stringify(minioFigures)}`,
+      `[real-platform] writes during the upgrade: postgres ${pgLog.ok.filter((w) => w.at >= t && w.at <= upgradeEnd).length} acknowledged, ${pgGap.failed} failed, longest gap ${pgGap.longestGapMs} ms, ${pgLost.length} lost, ${pgSampler.moments} samples, ${pgSampler.doubled.length} with two primaries; redis ${loopFigures(redisFigures, t)}; minio ${loopFigures(minioFigures, t)}`,
     );
     expect(pgLost, "Postgres writes acknowledged, then lost").toEqual([]);
     expect(pgSampler.doubled, "moments with two writable Postgres primaries").toEqual([]);

@@ -32,11 +32,15 @@ function within<T>(what: string, work: Promise<T>, ms = REQUEST_DEADLINE_MS): Pr
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-/** What a loop did: writes acknowledged and failed, and the longest time between two acknowledged. */
+/**
+ * What a loop did: writes acknowledged and failed, and the longest time between two acknowledged
+ * (with when it began, in ms since the epoch, to set beside what was killed when).
+ */
 export interface LoopFigures {
   acknowledged: number;
   failed: number;
   longestGapMs: number;
+  longestGapFrom: number;
 }
 
 abstract class WriteLoop {
@@ -45,6 +49,7 @@ abstract class WriteLoop {
   protected stopped = false;
   private failedWrites = 0;
   private longestGap = 0;
+  private longestGapFrom = 0;
   private lastAck = Date.now();
   private done: Promise<void> | undefined;
 
@@ -59,7 +64,10 @@ abstract class WriteLoop {
         const ok = await this.writeOnce().catch(() => false);
         if (ok) {
           const now = Date.now();
-          this.longestGap = Math.max(this.longestGap, now - this.lastAck);
+          if (now - this.lastAck > this.longestGap) {
+            this.longestGap = now - this.lastAck;
+            this.longestGapFrom = this.lastAck;
+          }
           this.lastAck = now;
         } else this.failedWrites++;
         await sleep(this.intervalMs);
@@ -72,7 +80,12 @@ abstract class WriteLoop {
   async stop(): Promise<LoopFigures> {
     this.stopped = true;
     await this.done;
-    return { acknowledged: this.acked.size, failed: this.failedWrites, longestGapMs: this.longestGap };
+    return {
+      acknowledged: this.acked.size,
+      failed: this.failedWrites,
+      longestGapMs: this.longestGap,
+      longestGapFrom: this.longestGapFrom,
+    };
   }
 }
 
