@@ -54,7 +54,8 @@ import {
 } from "./platform-support.js";
 import { cacheBehindPasses, postgresDiagnosis, sentinelDiagnosis, standinDiagnosis } from "./diagnosis.js";
 import { Sampler, gapIn, lostWrites, startWriter, useHaPlatform, writerLog } from "./postgres-ha-support.js";
-import { MinioWriteLoop, RedisWriteLoop, type LoopFigures } from "./write-loops.js";
+import type { LoopFigures } from "../support/write-loop.js";
+import { MinioWriteLoop, RedisWriteLoop } from "./write-loops.js";
 import {
   coreApi,
   createPod,

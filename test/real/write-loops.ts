@@ -6,10 +6,10 @@
 //
 // Every request has its own deadline: a member killed mid-request leaves a connection that answers
 // nothing (its address is gone), and an unbounded wait would stop the loop until TCP gives up.
-import { setTimeout as sleep } from "node:timers/promises";
 import type * as Minio from "minio";
 import type { Redis } from "ioredis";
 import { REDIS } from "../../src/render/endpoints.js";
+import { WriteLoop } from "../support/write-loop.js";
 import {
   isReady,
   minioClient,
@@ -30,63 +30,6 @@ function within<T>(what: string, work: Promise<T>, ms = REQUEST_DEADLINE_MS): Pr
   });
   work.catch(() => undefined); // a request that loses the race may still fail later: not unhandled
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
-
-/**
- * What a loop did: writes acknowledged and failed, and the longest time between two acknowledged
- * (with when it began, in ms since the epoch, to set beside what was killed when).
- */
-export interface LoopFigures {
-  acknowledged: number;
-  failed: number;
-  longestGapMs: number;
-  longestGapFrom: number;
-}
-
-abstract class WriteLoop {
-  /** Key -> value of every acknowledged write. */
-  readonly acked = new Map<string, string>();
-  protected stopped = false;
-  private failedWrites = 0;
-  private longestGap = 0;
-  private longestGapFrom = 0;
-  private lastAck = Date.now();
-  private done: Promise<void> | undefined;
-
-  protected abstract writeOnce(): Promise<boolean>;
-  protected async close(): Promise<void> {}
-
-  constructor(private readonly intervalMs: number) {}
-
-  start(): this {
-    this.done = (async () => {
-      while (!this.stopped) {
-        const ok = await this.writeOnce().catch(() => false);
-        if (ok) {
-          const now = Date.now();
-          if (now - this.lastAck > this.longestGap) {
-            this.longestGap = now - this.lastAck;
-            this.longestGapFrom = this.lastAck;
-          }
-          this.lastAck = now;
-        } else this.failedWrites++;
-        await sleep(this.intervalMs);
-      }
-      await this.close();
-    })();
-    return this;
-  }
-
-  async stop(): Promise<LoopFigures> {
-    this.stopped = true;
-    await this.done;
-    return {
-      acknowledged: this.acked.size,
-      failed: this.failedWrites,
-      longestGapMs: this.longestGap,
-      longestGapFrom: this.longestGapFrom,
-    };
-  }
 }
 
 /**

@@ -133,9 +133,10 @@ echo "primary: $primary (config epoch $epoch)"
  * synced replica with the most data) and follows the primary they name. The asking is repeated: a
  * Sentinel reads a replica's priority every 10 s, so it may still see 0 and answer NOGOODSLAVE.
  * With no synced replica (a cold restart: the others wait for this one) it starts as the primary
- * at once, and after 30 attempts with no new primary (about a minute) it does too.
+ * at once, and after 30 attempts with no new primary (about a minute) it does too. Runs after
+ * findPrimary's shell: it reads $peers and calls find_primary again, which sets $answering.
  */
-function handOver(masterName: string, cli: string): string {
+function handOver(cli: string): string {
   return `synced_replica() {
   for peer in $peers; do
     [ "$peer" != "$ANNOUNCE_HOST" ] || continue
@@ -147,7 +148,7 @@ tries=0
 while [ "$primary" = "$ANNOUNCE_HOST" ] && [ -n "$answering" ] && [ "$tries" -lt 30 ] && synced_replica; do
   tries=$((tries + 1))
   # Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
-  reply="$( (unset REDISCLI_AUTH; timeout 3 ${cli} -h "$answering" -p ${REDIS.sentinelPort} --raw sentinel failover ${masterName} 2>&1) || true)"
+  reply="$( (unset REDISCLI_AUTH; timeout 3 ${cli} -h "$answering" -p ${REDIS.sentinelPort} --raw sentinel failover ${REDIS.masterName} 2>&1) || true)"
   echo "named primary on restart; failover asked of $answering: $reply"
   sleep 1
   find_primary
@@ -161,7 +162,7 @@ function startRedis(namespace: string, replicas: number, sentinel: boolean, cli:
   const decide = sentinel
     ? `${findPrimary(namespace, replicas, cli)}
 find_primary
-${handOver(REDIS.masterName, cli)}`
+${handOver(cli)}`
     : "";
   const replication = sentinel
     ? `printf 'replica-announce-ip %s\\n' "$ANNOUNCE_HOST" >> "$conf"
