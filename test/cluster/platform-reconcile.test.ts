@@ -154,15 +154,14 @@ describe("the production sample", () => {
       namespace: ns,
       name: "schema-registry",
     });
-    await client.requestJson("PATCH", path, {
+    // The patch's own answer shows it took: a read after it can already find the operator's revert.
+    const patched = (await client.requestJson("PATCH", path, {
       body: [
         { op: "replace", path: "/spec/template/spec/containers/0/image", value: "evil.example.com/x:1" },
       ],
       contentType: "application/json-patch+json",
-    });
-    expect((await deploymentOf("schema-registry")).spec?.template?.spec?.containers?.[0]?.image).toBe(
-      "evil.example.com/x:1",
-    );
+    })) as Deployment;
+    expect(patched.spec?.template?.spec?.containers?.[0]?.image).toBe("evil.example.com/x:1");
     const reverted = await eventually("the image reverted", async () => {
       const d = await deploymentOf("schema-registry");
       const image = d.spec?.template?.spec?.containers?.[0]?.image;
