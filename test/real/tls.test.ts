@@ -31,7 +31,7 @@ import {
   withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
-import { coreApi, loadImages, realNodes } from "./support.js";
+import { coreApi, kubectl, loadImages, realNodes } from "./support.js";
 import { TEST_RELEASE_IMAGES } from "../../src/localcluster/images/index.js";
 
 const MINIO_MEMBERS = ["minio-0", "minio-1", "minio-2", "minio-3"];
@@ -261,22 +261,59 @@ describe("TLS on the real node with the issued platform certificate", () => {
     const ca = await secretValue(ns, "onto-tls", "ca.crt");
     const serial = serialOf(await secretValue(ns, "onto-tls", "tls.crt"));
     const password = await redisPassword(ns);
-    const roles: string[] = [];
+    // How each member started (the primary it decided to follow) and what its Sentinel saw since
+    // (a failover on a loaded machine), for reading a failure below.
+    for (const member of REDIS_MEMBERS) {
+      const redisLog = (await kubectl(["logs", "-n", ns, member, "-c", "redis"])).stdout;
+      const decisions = redisLog.split("\n").filter((l) => /^(primary:|named primary)/.test(l));
+      const sentinelLog = (await kubectl(["logs", "-n", ns, member, "-c", "sentinel"])).stdout;
+      const events = sentinelLog
+        .split("\n")
+        .filter((l) => /[+-](sdown|odown|switch-master|failover-end)\b/.test(l));
+      console.log(
+        `[real-tls] ${member} started: ${decisions.join(" | ")}; its Sentinel saw: ${events.map((l) => l.replace(/^.*?[#*] /, "")).join(" | ") || "nothing"}`,
+      );
+    }
+    const tlsOf = (member: string) => ({ ca, serverName: `${member}.redis-headless.${ns}.svc` });
+    // One primary with both replicas linked to it, over TLS. Awaited rather than sampled once: a
+    // Sentinel failover (a primary slow to answer on a loaded machine) relinks the replicas within
+    // seconds, and the steady state after it is what this asserts.
+    const replication = await eventually(
+      "one Redis primary with two linked replicas",
+      async () => {
+        const seen = new Map<string, string>();
+        for (const member of REDIS_MEMBERS) {
+          const info = await withMember(
+            await podIP(ns, member),
+            REDIS.port,
+            password,
+            async (c) => ({ replication: await c.info("replication"), serial: peerSerial(c.stream) }),
+            tlsOf(member),
+          );
+          expect(info.serial, `${member} serves the platform certificate`).toBe(serial);
+          seen.set(member, info.replication);
+        }
+        const state = (text: string) =>
+          ["role", "connected_slaves", "master_host", "master_link_status"]
+            .map((key) => new RegExp(`^${key}:(.*?)\r?$`, "m").exec(text)?.[1])
+            .filter((v) => v !== undefined)
+            .join(" ");
+        const settled =
+          [...seen.values()].filter((r) => /^role:master/m.test(r) && /^connected_slaves:2\r?$/m.test(r))
+            .length === 1 &&
+          [...seen.values()].filter((r) => /^role:slave/m.test(r) && /^master_link_status:up\r?$/m.test(r))
+            .length ===
+            REDIS_MEMBERS.length - 1;
+        if (!settled)
+          throw new Error([...seen].map(([member, text]) => `${member}: ${state(text)}`).join("; "));
+        return seen;
+      },
+      90_000,
+      1_000,
+    );
+    const primary = [...replication].find(([, r]) => /^role:master/m.test(r))?.[0] ?? "";
     for (const member of REDIS_MEMBERS) {
       const ip = await podIP(ns, member);
-      const tls = { ca, serverName: `${member}.redis-headless.${ns}.svc` };
-      const info = await withMember(
-        ip,
-        REDIS.port,
-        password,
-        async (c) => ({ replication: await c.info("replication"), serial: peerSerial(c.stream) }),
-        tls,
-      );
-      expect(info.serial, `${member} serves the platform certificate`).toBe(serial);
-      roles.push(/^role:(\w+)/m.exec(info.replication)?.[1] ?? "?");
-      if (/^role:master/m.test(info.replication))
-        expect(info.replication).toMatch(/^connected_slaves:2\r?$/m);
-      else expect(info.replication).toMatch(/^master_link_status:up\r?$/m);
       const sentinel = await withMember(
         ip,
         REDIS.sentinelPort,
@@ -285,15 +322,18 @@ describe("TLS on the real node with the issued platform certificate", () => {
           primary: (await c.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", REDIS.masterName)) as string[],
           serial: peerSerial(c.stream),
         }),
-        tls,
+        tlsOf(member),
       );
-      expect(sentinel.serial).toBe(serial);
-      expect(sentinel.primary[0]).toMatch(/redis-headless/);
+      expect(sentinel.serial, `${member}'s Sentinel serves the platform certificate`).toBe(serial);
+      expect(sentinel.primary[0], `${member}'s Sentinel names the primary`).toBe(
+        `${primary}.redis-headless.${ns}.svc`,
+      );
       // No plaintext listener: a plaintext PING gets no PONG, on either port.
       for (const port of [REDIS.port, REDIS.sentinelPort])
         expect(await plaintextAnswer(ip, port), `${member}:${port} in plaintext`).not.toMatch(/PONG/);
     }
-    expect(roles.sort()).toEqual(["master", "slave", "slave"]);
+    const roles = [...replication.values()].map((r) => /^role:(\w+)/m.exec(r)?.[1] ?? "?");
+    expect(roles.sort(), "the members' roles").toEqual(["master", "slave", "slave"]);
     // The stand-in auth-service reaches Redis through the Sentinels and Postgres, both verified
     // (Ready again within its probe period when one of them was restarting a moment ago).
     const pod = await eventually(
