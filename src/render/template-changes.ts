@@ -179,6 +179,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a Redis primary whose pod comes back while the Sentinels still name it asks them to fail over and follows the replica they promote, instead of starting as the primary in the middle of their failover and losing what its replicas acknowledged meanwhile",
   },
+  {
+    revision: 23,
+    components: ["redis"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a Redis replica that follows a server other than the primary the Sentinels name moves to that primary: one started within 10 s of a failover was unknown to the Sentinels, was not reconfigured by it, and replicated through the demoted primary for good",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -316,4 +316,61 @@ describe("Redis Sentinel rendered for a pod, run with the real servers", () => {
     // Each time a replica took over (the restarted member follows it) and nothing acknowledged was lost.
     expect(results.filter((r) => r.after === r.primary || r.lost > 0)).toEqual([]);
   }, 600_000);
+
+  it("a replica the Sentinels had not seen when they failed over leaves the demoted primary for the promoted one", async () => {
+    const primary = await waitAgreed("a primary before the case");
+    await waitReplicasInSync(primary);
+    await waitReplicasEligible();
+    const [promotable, unseen] = ORDINALS.filter((o) => o !== primary) as [number, number];
+    // `unseen` becomes a member the Sentinels do not know, as a new pod is: its server stops and
+    // every Sentinel forgets the replicas, then learns again of the one its primary still has.
+    await at(unseen).redis.stop();
+    for (const o of ORDINALS) sentinelCli(o, "sentinel", "reset", "onto-primary");
+    await until(
+      `every Sentinel knowing redis-${promotable} (eligible), not redis-${unseen}, and its two peers`,
+      () =>
+        ORDINALS.every((o) => {
+          const replicas = sentinelCli(o, "sentinel", "replicas", "onto-primary");
+          return (
+            replicas.includes(ip(promotable)) &&
+            !replicas.includes(ip(unseen)) &&
+            /slave-priority\n100/.test(replicas) &&
+            /num-other-sentinels\n2/.test(sentinelCli(o, "sentinel", "master", "onto-primary"))
+          );
+        }),
+      60_000,
+      all(),
+    );
+    // The primary dies as the unseen member starts: it follows the primary the Sentinels still
+    // name, and they promote the other replica without knowing of it.
+    await at(primary).redis.kill();
+    at(unseen).redis.start();
+    expect(await waitAgreed("the known replica promoted", (o) => o !== primary)).toBe(promotable);
+    const failedOverAt = Date.now();
+    // The old primary comes back as a replica of the promoted one; the unseen member's link to it
+    // comes up: the chain unseen -> old primary -> promoted, which only the unseen member can mend.
+    at(primary).redis.start();
+    await until(
+      `redis-${unseen} replicating from the promoted redis-${promotable}`,
+      () =>
+        new RegExp(`^master_host:${ip(promotable).replace(/\./g, "\\.")}\r?$`, "m").test(
+          redisCli(unseen, "info", "replication"),
+        ),
+      90_000,
+      all(),
+    );
+    const movedMs = Date.now() - failedOverAt;
+    await waitReplicasInSync(promotable);
+    redisCli(promotable, "set", "after-chain", "1");
+    expect(redisCli(promotable, "wait", "2", "5000")).toBe("2");
+    expect(redisCli(unseen, "get", "after-chain")).toBe("1");
+    const moved = at(unseen)
+      .redis.logTail(200)
+      .split("\n")
+      .filter((l) => l.startsWith("following "));
+    expect(moved.length, "the unseen member moved by itself").toBeGreaterThan(0);
+    console.log(
+      `[programs] unseen replica redis-${unseen}: moved to redis-${promotable} ${(movedMs / 1000).toFixed(1)} s after the failover (${moved.join(" | ")})`,
+    );
+  }, 300_000);
 });

@@ -755,10 +755,11 @@ describe("an upgrade of the real-node platform", () => {
     lap("upgrade", t);
     console.log(`[real-platform] killed during the upgrade: ${JSON.stringify(Object.fromEntries(kills))}`);
     // How each Redis member last started: the primary it chose, and the failovers it asked for
-    // when the Sentinels still named it (docs/operations/infrastructure.md, Redis with Sentinel).
+    // when the Sentinels still named it, and a move to the primary they name since
+    // (docs/operations/infrastructure.md, Redis with Sentinel).
     for (const member of REDIS_MEMBERS) {
       const log = (await kubectl(["logs", "-n", ns, member, "-c", "redis"])).stdout;
-      const decisions = log.split("\n").filter((l) => /^(primary:|named primary)/.test(l));
+      const decisions = log.split("\n").filter((l) => /^(primary:|named primary|following )/.test(l));
       console.log(`[real-platform] ${member} started: ${decisions.join(" | ")}`);
     }
     expect([...kills.keys()].sort(), "a member of each killed during its roll").toEqual([

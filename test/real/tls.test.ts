@@ -265,7 +265,7 @@ describe("TLS on the real node with the issued platform certificate", () => {
     // (a failover on a loaded machine), for reading a failure below.
     for (const member of REDIS_MEMBERS) {
       const redisLog = (await kubectl(["logs", "-n", ns, member, "-c", "redis"])).stdout;
-      const decisions = redisLog.split("\n").filter((l) => /^(primary:|named primary)/.test(l));
+      const decisions = redisLog.split("\n").filter((l) => /^(primary:|named primary|following )/.test(l));
       const sentinelLog = (await kubectl(["logs", "-n", ns, member, "-c", "sentinel"])).stdout;
       const events = sentinelLog
         .split("\n")

@@ -156,6 +156,43 @@ done
 `;
 }
 
+/**
+ * Shell of a background loop: every 10 s, a replica that follows a server other than the one its
+ * pod's Sentinel names as primary, twice in a row, while that one answers as a primary, follows
+ * it (REPLICAOF), with replica-priority 0 until its link is up again, as at start. Sentinels
+ * learn of a replica only from its primary's INFO, every 10 s: a replica started within that
+ * window of a failover (a new member, the last pod of a new platform) is neither promoted nor
+ * reconfigured by it, and kept replicating from the demoted primary once that one came back as a
+ * replica of the new one: a chain the Sentinels never see and never mend. (The script runs under
+ * `set -e`: a command that may fail in the loop says `|| true`, so the loop outlives it.)
+ */
+function followSentinels(cli: string): string {
+  const local = `${cli} -h 127.0.0.1 -p ${REDIS.port}`;
+  return `(
+  seen=""
+  while sleep 10; do
+    named="$(timeout 3 ${cli} -h 127.0.0.1 -p ${REDIS.sentinelPort} --raw sentinel get-master-addr-by-name ${REDIS.masterName} 2>/dev/null | head -n 1)"
+    following="$(timeout 3 ${local} info replication 2>/dev/null | awk -F: '$1 == "master_host" { sub(/\\r$/, "", $2); print $2 }')"
+    if [ -z "$named" ] || [ -z "$following" ] || [ "$named" = "$following" ] || [ "$named" = "$ANNOUNCE_HOST" ]; then
+      seen=""
+    elif [ "$named" = "$seen" ] && timeout 3 ${cli} -h "$named" -p ${REDIS.port} info replication 2>/dev/null | grep -q '^role:master'; then
+      echo "following $following, which the Sentinels do not name: following $named"
+      ${local} config set replica-priority 0 >/dev/null || true
+      ${local} replicaof "$named" ${REDIS.port} >/dev/null || true
+      waited=0
+      until ${local} info replication 2>/dev/null | grep -q '^master_link_status:up' || [ "$waited" -ge 60 ]; do
+        sleep 1; waited=$((waited + 1))
+      done
+      if [ "$waited" -lt 60 ]; then ${local} config set replica-priority 100 >/dev/null || true; fi
+      seen=""
+    else
+      seen="$named"
+    fi
+  done
+) &
+`;
+}
+
 function startRedis(namespace: string, replicas: number, sentinel: boolean, cli: string): string {
   // The primary is settled before the configuration is written: Sentinel rewrites a server's file
   // when it reconfigures it, so the file is made just before the server starts from it.
@@ -174,7 +211,7 @@ if [ "$primary" != "$ANNOUNCE_HOST" ]; then
     ${cli} -h 127.0.0.1 -p ${REDIS.port} config set replica-priority 100 >/dev/null
   ) &
 fi
-`
+${followSentinels(cli)}`
     : "";
   return `#!/bin/sh
 set -eu
