@@ -199,10 +199,16 @@ describe("a lost node", () => {
     expect(nodeNames).toContain(moved.spec?.nodeName);
     const freed = forceDeletes().find((l) => l.object.name === "postgres-0");
     expect(freed?.message).toContain(`node ${lostNode}`);
-    const event = (await events(client, ns)).find(
-      (e) => e.reason === "NodeLost" && e.note?.includes("postgres-0"),
+    // The Event is written after the action, apart from it (and again later when the API server
+    // did not take it): awaited, not read once.
+    const event = await eventually(
+      "a NodeLost Event naming postgres-0",
+      async () =>
+        (await events(client, ns)).find((e) => e.reason === "NodeLost" && e.note?.includes("postgres-0")),
+      30_000,
+      500,
     );
-    expect(event?.note).toContain(lostNode);
+    expect(event.note).toContain(lostNode);
 
     // The Deployment pods there are evicted by the node lifecycle controller (unreachable taint,
     // 30 s toleration) and, with no kubelet to confirm, stay Terminating until the healer frees them.
