@@ -132,8 +132,11 @@ beforeAll(async () => {
   kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, access.kubeconfig, { mode: 0o600 });
   await startChild();
-  // A longer soak than elsewhere, so "while the canary soaks" is a window a test can hit.
-  const sample = upgradeSample("minimal.yaml", ns, { soakSeconds: 3 });
+  // A longer soak than elsewhere, so "while the canary soaks" is a window a test can hit. A longer
+  // health timeout too: it counts from the step's start, operator outages included, and each
+  // restart here (tsx compiling the operator) took 30-36 s in a loaded CI, where the 30 s of the
+  // other upgrade tests failed the upgrade on the outages alone.
+  const sample = upgradeSample("minimal.yaml", ns, { soakSeconds: 3, healthTimeoutSeconds: 300 });
   const spec = resolveSpec(sample.spec);
   components = enabledComponents(spec);
   registry = spec.global.imageRegistry;
