@@ -186,6 +186,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a Redis replica that follows a server other than the primary the Sentinels name moves to that primary: one started within 10 s of a failover was unknown to the Sentinels, was not reconfigured by it, and replicated through the demoted primary for good",
   },
+  {
+    revision: 24,
+    components: ["redis"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a Redis Sentinel that starts on a primary no server confirmed monitors it one epoch below the pair it heard: started in the middle of a failover it took the new epoch with the old address and named a replica for good",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

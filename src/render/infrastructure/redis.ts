@@ -80,7 +80,8 @@ protected-mode no
  * what the peers' Sentinels that answer and the Sentinel state saved on this pod's volume name,
  * newest config epoch first, the first whose server answers that it is a primary; when none answers
  * (a cold restart, where this pod is the first up), the newest; ordinal 0 when nobody knows
- * anything. It also sets $answering to a peer (not this pod) whose Sentinel answered, if any. The
+ * anything. It also sets $answering to a peer (not this pod) whose Sentinel answered, if any, and
+ * $confirmed to "yes" when the primary it names answered as one. The
  * check matters: an (epoch, address) pair can name a server that is no longer the primary (a
  * Sentinel's view or a saved state from the middle of a failover), and a Sentinel started on it
  * with an epoch its peers also hold never adopts their view (Sentinel takes a peer's configuration
@@ -90,7 +91,7 @@ function findPrimary(namespace: string, replicas: number, cli: string): string {
   const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
   return `peers="${peers}"
 find_primary() {
-primary=""; epoch=-1; candidates=""; answering=""
+primary=""; epoch=-1; candidates=""; answering=""; confirmed=""
 consider() { # <epoch> <host>
   if [ -n "$2" ] && [ "$1" -ge 0 ] 2>/dev/null; then candidates="$candidates
 $1 $2"; fi
@@ -112,7 +113,7 @@ if [ -n "$ordered" ]; then
   epoch="$1"; primary="$2"
   while [ $# -ge 2 ]; do
     if timeout 3 ${cli} -h "$2" -p ${REDIS.port} info replication 2>/dev/null | grep -q '^role:master'; then
-      epoch="$1"; primary="$2"; break
+      epoch="$1"; primary="$2"; confirmed=yes; break
     fi
     shift 2
   done
@@ -246,6 +247,11 @@ set -eu
 touch ${SENTINEL_WAITING}
 ${findPrimary(namespace, replicas, redisCli(tls))}
 find_primary
+# A primary no server confirmed (a cold start, or the middle of a failover, where the leading
+# Sentinel pairs the new epoch with the old address between its promotion and its switch, about
+# half a second) is monitored one epoch below: a Sentinel adopts a peer's view only with a greater
+# epoch, so one that started on the same epoch with the old address named a replica for good.
+if [ -z "$confirmed" ] && [ "$epoch" -gt 0 ]; then epoch=$((epoch - 1)); fi
 # Sentinel refuses to start on a primary name that does not resolve yet (its pod not created).
 until getent ahosts "$primary" >/dev/null; do echo "waiting for $primary to resolve"; sleep 1; done
 mkdir -p "$(dirname ${SENTINEL_STATE})"
