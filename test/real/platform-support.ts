@@ -27,7 +27,7 @@ import { clusterStateDir, createTestNamespace, eventually } from "../support/clu
 import { LOCAL_CATALOG, LOCAL_RELEASES_FILE } from "../support/local-releases.js";
 import { adminClient, installCrd, loadSample, startOperator, waitForPhase } from "../support/platform.js";
 import { applyReleases } from "../support/releases.js";
-import { coreApi, kubectlSpawn, realNodes } from "./support.js";
+import { coreApi, kubectl, kubectlSpawn, realNodes } from "./support.js";
 
 export type Operator = Awaited<ReturnType<typeof startOperator>>;
 
@@ -339,6 +339,16 @@ export async function streamingStandbys(host: string, password: string): Promise
 
 export async function redisPassword(namespace: string): Promise<string> {
   return secretValue(namespace, REDIS.secret, REDIS.passwordKey);
+}
+
+/**
+ * The lines a Redis member's start script printed about its decisions: the primary it chose, the
+ * failovers it asked for when the Sentinels still named it, and moves to the primary they name
+ * (src/render/infrastructure/redis.ts writes them).
+ */
+export async function redisStartDecisions(namespace: string, member: string): Promise<string[]> {
+  const log = (await kubectl(["logs", "-n", namespace, member, "-c", "redis"])).stdout;
+  return log.split("\n").filter((l) => /^(primary:|named primary|following )/.test(l));
 }
 
 /** Pod addresses of the Redis members by the name the Sentinels announce (`redis-0.redis-headless.<ns>.svc`). */

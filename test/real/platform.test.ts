@@ -40,6 +40,7 @@ import {
   readObject,
   redisAddresses,
   redisPassword,
+  redisStartDecisions,
   removeVolumes,
   replicationInfo,
   sentinelClient,
@@ -758,8 +759,7 @@ describe("an upgrade of the real-node platform", () => {
     // when the Sentinels still named it, and a move to the primary they name since
     // (docs/operations/infrastructure.md, Redis with Sentinel).
     for (const member of REDIS_MEMBERS) {
-      const log = (await kubectl(["logs", "-n", ns, member, "-c", "redis"])).stdout;
-      const decisions = log.split("\n").filter((l) => /^(primary:|named primary|following )/.test(l));
+      const decisions = await redisStartDecisions(ns, member);
       console.log(`[real-platform] ${member} started: ${decisions.join(" | ")}`);
     }
     expect([...kills.keys()].sort(), "a member of each killed during its roll").toEqual([

@@ -23,6 +23,7 @@ import {
   query,
   readObject,
   redisPassword,
+  redisStartDecisions,
   removeVolumes,
   secretValue,
   startRealPlatform,
@@ -264,8 +265,7 @@ describe("TLS on the real node with the issued platform certificate", () => {
     // How each member started (the primary it decided to follow) and what its Sentinel saw since
     // (a failover on a loaded machine), for reading a failure below.
     for (const member of REDIS_MEMBERS) {
-      const redisLog = (await kubectl(["logs", "-n", ns, member, "-c", "redis"])).stdout;
-      const decisions = redisLog.split("\n").filter((l) => /^(primary:|named primary|following )/.test(l));
+      const decisions = await redisStartDecisions(ns, member);
       const sentinelLog = (await kubectl(["logs", "-n", ns, member, "-c", "sentinel"])).stdout;
       const events = sentinelLog
         .split("\n")
