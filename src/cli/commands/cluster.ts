@@ -8,6 +8,7 @@ import { ensureBinaries, ensureNodeBinaries } from "../../localcluster/build.js"
 import { ensureHelm } from "../../localcluster/helm.js";
 import { buildImage, ensureImages, RECIPES, type ImageName } from "../../localcluster/images/index.js";
 import { clusterDown, clusterStatus, clusterUp, realNodeRuntimes } from "../../localcluster/launcher.js";
+import { ensureCertManager, ensureCertManagerCrds } from "../../localcluster/cert-manager.js";
 import { ensureMonitoringBinaries, ensureMonitoringCrds } from "../../localcluster/monitoring-build.js";
 import { defaultStateDir } from "../../localcluster/versions.js";
 
@@ -67,7 +68,7 @@ export function clusterCommand(): Command {
   cluster
     .command("build")
     .description(
-      "build the control-plane binaries, helm, metrics-server, the VPA recommender and promtool from Go modules into the cache (skipped when present)",
+      "build the control-plane binaries, helm, metrics-server, the VPA recommender, promtool and cert-manager's controller from Go modules into the cache (skipped when present)",
     )
     .action(async () => {
       const binaries = await ensureBinaries((line) => console.error(line));
@@ -82,6 +83,9 @@ export function clusterCommand(): Command {
       const monitoring = await ensureMonitoringBinaries((line) => console.error(line));
       for (const path of Object.values(monitoring)) console.log(path);
       for (const path of ensureMonitoringCrds()) console.log(path);
+      // cert-manager's controller and CRDs, for the tests of spec.global.tls.issuerRef.
+      console.log(await ensureCertManager((line) => console.error(line)));
+      for (const path of ensureCertManagerCrds()) console.log(path);
     });
 
   cluster
