@@ -15,13 +15,15 @@ import { defineConfig } from "vitest/config";
 
 /**
  * Cluster files that must have the cluster to themselves: they restart the API server or compact
- * etcd (every other client sees errors), measure leader failover, which other load would skew, or
- * delete the OntoRelease CRD (and with it the releases the real-node suite runs on).
+ * etcd (every other client sees errors), measure leader failover, which other load would skew,
+ * delete the OntoRelease CRD (and with it the releases the real-node suite runs on), or install and
+ * remove cert-manager's CRDs (every operator on the cluster would watch Certificates meanwhile).
  */
 const CLUSTER_ALONE = [
   "test/cluster/runtime-informer.test.ts",
   "test/cluster/chaos-short-leader.test.ts",
   "test/cluster/release-late-crd.test.ts",
+  "test/cluster/tls-cert-manager.test.ts",
 ];
 
 /**

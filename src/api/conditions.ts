@@ -136,6 +136,27 @@ const REASON_DOCS = {
       "the certificate in the TLS Secret you supplied has expired (the operator renews only the certificates it issued; yours is left as it is)",
     todo: "put a renewed certificate into the Secret, or delete it to let the operator issue one",
   },
+  CertManagerNotServed: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "`spec.global.tls.issuerRef` asks cert-manager to issue the platform certificate, but the cluster does not serve cert-manager's API (`cert-manager.io/v1` Certificate); nothing is issued and the Secret, if any, is left as it is",
+    todo: "install cert-manager (the operator looks for its API again every 10 minutes), or remove `issuerRef` to let the operator issue the certificate",
+  },
+  IssuerNotFound: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "the cert-manager Issuer or ClusterIssuer `spec.global.tls.issuerRef` names does not exist, so the platform certificate cannot be issued",
+    todo: "create the issuer, or fix `issuerRef.name`/`kind`",
+  },
+  IssuerNotReady: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "the cert-manager issuer `spec.global.tls.issuerRef` names exists but is not Ready (its message says why, e.g. a CA issuer whose Secret is missing), or cert-manager failed to issue the Certificate",
+    todo: "fix the issuer as its message says (`kubectl describe issuer`); cert-manager tries again by itself",
+  },
   QuotaExceeded: {
     conditions: ["Degraded"],
     status: "True",

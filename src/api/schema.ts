@@ -430,10 +430,35 @@ const tlsSettings = Type.Object(
       }),
       0.6667,
     ),
+    issuerRef: Type.Optional(
+      Type.Object(
+        {
+          name: dnsSubdomain("Name of the cert-manager Issuer or ClusterIssuer."),
+          kind: defaulted(
+            Type.Union([Type.Literal("Issuer"), Type.Literal("ClusterIssuer")], {
+              description: "Issuer (in the platform's namespace) or ClusterIssuer.",
+            }),
+            "Issuer",
+          ),
+          group: defaulted(
+            Type.String({
+              minLength: 1,
+              maxLength: 253,
+              description: "API group of the issuer kind; cert-manager.io for cert-manager's own issuers.",
+            }),
+            "cert-manager.io",
+          ),
+        },
+        {
+          description:
+            "Issue the platform certificate through cert-manager instead of the operator's per-platform CA: the operator writes a cert-manager Certificate for global.tlsSecretName with every name the platform needs, its lifetime (certificateLifetime, at least 1h for cert-manager) and renewal point (renewAtFraction), and cert-manager issues and renews the Secret. Needs cert-manager's API (cert-manager.io/v1) in the cluster.",
+        },
+      ),
+    ),
   },
   {
     description:
-      "How the platform certificate (global.tlsSecretName) is issued and renewed when the Secret does not exist. A Secret you create yourself is used as it is and never overwritten.",
+      "How the platform certificate (global.tlsSecretName) is issued and renewed when the Secret does not exist: by the operator from a per-platform CA, or by cert-manager (issuerRef). A Secret you create yourself is used as it is and never overwritten.",
   },
 );
 
@@ -1459,9 +1484,9 @@ const resourceAmounts = (description: string) =>
   );
 
 const certificateState = Type.Object({
-  issuer: Type.Union([Type.Literal("operator"), Type.Literal("user")], {
+  issuer: Type.Union([Type.Literal("operator"), Type.Literal("cert-manager"), Type.Literal("user")], {
     description:
-      "operator: issued from the platform's CA and renewed by the operator; user: a Secret you supplied.",
+      "operator: issued from the platform's CA and renewed by the operator; cert-manager: issued and renewed by cert-manager (spec.global.tls.issuerRef); user: a Secret you supplied.",
   }),
   notAfter: dateTime("When the certificate expires."),
   renewAt: Type.Optional(dateTime("When the operator renews it (issued certificates).")),

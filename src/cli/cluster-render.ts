@@ -5,6 +5,7 @@
 // is never printed).
 import { INSTANCE_LABEL, resolveSpec, type OntoPlatform } from "../api/index.js";
 import {
+  CERTIFICATE_REF,
   decodeGeneratedSecrets,
   discoverCapabilities,
   planCertificates,
@@ -84,6 +85,15 @@ export async function renderForCluster(
     desired: rendered,
     secrets,
     now: new Date(),
+    // With issuerRef, the Certificate cert-manager is asked for (no issuer read: diff shows objects).
+    certManager: {
+      served: capabilities.certManager === true,
+      certificate:
+        tlsName && spec.global.tls.issuerRef && capabilities.certManager
+          ? await client.getIfExists({ ...CERTIFICATE_REF, namespace, name: tlsName })
+          : undefined,
+      issuer: undefined,
+    },
   });
   return { capabilities, objects: withPlatformCertificate(rendered, spec, plan).map(withAppliedHash) };
 }

@@ -5,6 +5,7 @@
 export { DISCOVERY_INTERVAL_MS } from "./capabilities.js";
 export { discoverCapabilities, runOperator, type OperatorOptions, type RunningOperator } from "./operator.js";
 export {
+  CERTIFICATE_REF,
   CLAIM_REF,
   IMMUTABLE_STATEFULSET_FIELDS,
   STORAGE_CLASS_REF,

@@ -73,6 +73,10 @@ export function platformRules(): ExplainedRule[] {
       why: "online volume growth: a larger storage patches the claims' requested size (never creates or deletes one)",
     },
     {
+      rule: { apiGroups: ["cert-manager.io"], resources: ["issuers"], verbs: ["get"] },
+      why: "with spec.global.tls.issuerRef: whether the cert-manager Issuer exists and is Ready, while the platform certificate is not issued",
+    },
+    {
       rule: { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
       why: "Events about what the operator did (events.k8s.io/v1, with series)",
     },
@@ -94,6 +98,10 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
     rule: { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list", "watch"] },
     why: "whether spec.global.storageClass exists, and whether a claim's class allows volume expansion",
   };
+  const clusterIssuers: ExplainedRule = {
+    rule: { apiGroups: ["cert-manager.io"], resources: ["clusterissuers"], verbs: ["get"] },
+    why: "with spec.global.tls.issuerRef to a ClusterIssuer: whether it exists and is Ready, while the platform certificate is not issued",
+  };
   // OntoRelease objects are cluster-scoped: every operator reads them, whatever it watches.
   const releases: ExplainedRule[] = [
     {
@@ -109,6 +117,7 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
     return [
       nodes,
       storageClasses,
+      clusterIssuers,
       ...releases,
       {
         rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
@@ -128,6 +137,7 @@ export function clusterScopedRules(watchNamespaces?: readonly string[]): Explain
   return [
     nodes,
     storageClasses,
+    clusterIssuers,
     ...releases,
     {
       rule: { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "patch"] },

@@ -78,6 +78,58 @@ export function issuedCertificateSecret(
   };
 }
 
+/** The cert-manager issuer a Certificate names (spec.global.tls.issuerRef, defaults applied). */
+export interface CertManagerIssuerRef {
+  name: string;
+  kind: string;
+  group: string;
+}
+
+/**
+ * The cert-manager Certificate that has cert-manager issue the platform certificate into the Secret
+ * `name`: the same names, key type, usages, lifetime and renewal point as one the operator issues
+ * itself (renewBefore is what is left of the lifetime at `renewAtFraction`). Owned, so it goes
+ * with the platform; the Secret cert-manager writes carries the platform's labels but no owner
+ * reference, so it outlives a deleted Certificate as cert-manager intends.
+ */
+export function certManagerCertificate(
+  platform: PlatformRef,
+  name: string,
+  spec: {
+    dnsNames: readonly string[];
+    issuerRef: CertManagerIssuerRef;
+    lifetimeSeconds: number;
+    renewAtFraction: number;
+  },
+): RenderedObject {
+  const identity = {
+    [NAME_LABEL]: CERTIFICATE_COMPONENT,
+    [INSTANCE_LABEL]: platform.name,
+    [PART_OF_LABEL]: PART_OF,
+  };
+  const renewBefore = Math.max(1, Math.round(spec.lifetimeSeconds * (1 - spec.renewAtFraction)));
+  return {
+    apiVersion: "cert-manager.io/v1",
+    kind: "Certificate",
+    metadata: {
+      name,
+      namespace: platform.namespace,
+      labels: { ...identity, [MANAGED_BY_LABEL]: MANAGED_BY },
+      ownerReferences: [ownerReference(platform)],
+    },
+    spec: {
+      secretName: name,
+      secretTemplate: { labels: identity },
+      dnsNames: [...spec.dnsNames],
+      duration: `${spec.lifetimeSeconds}s`,
+      renewBefore: `${renewBefore}s`,
+      issuerRef: { ...spec.issuerRef },
+      privateKey: { algorithm: "ECDSA", size: 256, rotationPolicy: "Always" },
+      usages: ["digital signature", "server auth", "client auth"],
+    },
+  };
+}
+
 interface PodTemplated {
   spec?: {
     template?: { metadata?: { annotations?: Record<string, string> }; spec?: { volumes?: unknown[] } };

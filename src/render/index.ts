@@ -73,8 +73,10 @@ export {
   ISSUED_CERTIFICATE_LABEL,
   TLS_REVISION_ANNOTATION,
   caSecretName,
+  certManagerCertificate,
   certificateNames,
   issuedCertificateSecret,
+  type CertManagerIssuerRef,
   withTlsRevision,
 } from "./certificates.js";
 export { canaryName, configMapName, headlessServiceName } from "./workload.js";

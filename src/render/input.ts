@@ -17,6 +17,11 @@ export interface Capabilities {
    * grpc_requests_per_second metric is rendered only when this is served.
    */
   customMetrics?: boolean;
+  /**
+   * cert-manager.io/v1 Certificate: the platform certificate is issued through cert-manager when
+   * spec.global.tls.issuerRef names an issuer (and only when this is served).
+   */
+  certManager?: boolean;
 }
 
 /**

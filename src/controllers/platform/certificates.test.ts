@@ -396,3 +396,104 @@ describe("a user's TLS Secret", () => {
     expect(serialOf(withPlatformCertificate(desired, spec, broken), "StatefulSet", "redis")).toBeUndefined();
   });
 });
+
+describe("the platform certificate through cert-manager (global.tls.issuerRef)", () => {
+  const CM_SPEC: OntoPlatformSpec = {
+    ...SPEC,
+    global: {
+      ...SPEC.global,
+      tls: { certificateLifetime: "90h", renewAtFraction: 0.75, issuerRef: { name: "ca" } },
+    },
+  };
+  const served = { served: true, certificate: undefined, issuer: { found: true } };
+
+  it("writes a Certificate with every name, the lifetime and the renewal point, and issues nothing itself", async () => {
+    const { spec, desired } = rendered(CM_SPEC);
+    const plan = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store([]),
+      now: NOW,
+      certManager: served,
+    });
+    expect(plan.problems).toEqual([]);
+    expect(plan.serial).toBeUndefined();
+    expect(plan.objects).toHaveLength(1);
+    const [certificate] = plan.objects;
+    expect(certificate).toMatchObject({
+      apiVersion: "cert-manager.io/v1",
+      kind: "Certificate",
+      metadata: { name: "onto-tls", namespace: NS, ownerReferences: [{ uid: "uid-1" }] },
+      spec: {
+        secretName: "onto-tls",
+        duration: `${90 * 3600}s`,
+        renewBefore: `${Math.round(90 * 3600 * 0.25)}s`,
+        issuerRef: { name: "ca", kind: "Issuer", group: "cert-manager.io" },
+      },
+    });
+    const names = (certificate?.spec as { dnsNames: string[] }).dnsNames;
+    expect(names).toEqual(expect.arrayContaining(["platform.example.com", ...linkNames(desired, NS)]));
+  });
+
+  it("uses the Secret cert-manager wrote like a user's, with cert-manager's renewal time", async () => {
+    const { spec, desired } = rendered(CM_SPEC);
+    const ca = await issueCa("cert-manager CA", NOW, 1000 * HOUR);
+    const leaf = await issueLeaf(ca, ["platform.example.com", ...linkNames(desired, NS)], NOW, 90 * HOUR);
+    const renewal = "2026-03-03T12:00:00.000Z";
+    const plan = await planCertificates({
+      platform: PLATFORM,
+      spec,
+      desired,
+      secrets: store([userSecret({ "tls.crt": leaf.certPem, "tls.key": leaf.keyPem, "ca.crt": ca.certPem })]),
+      now: NOW,
+      certManager: {
+        ...served,
+        certificate: {
+          metadata: { name: "onto-tls" },
+          status: { renewalTime: "2026-03-03T12:00:00Z" },
+        } as KubeObject,
+      },
+    });
+    expect(plan.problems).toEqual([]);
+    expect(plan.serial).toBe(readCertificate(leaf.certPem).serial);
+    expect(plan.states["onto-tls"]).toMatchObject({ issuer: "cert-manager", renewAt: renewal });
+  });
+
+  it("names what stands in the way: no cert-manager API, a missing issuer, one not Ready, a failed issuance", async () => {
+    const { spec, desired } = rendered(CM_SPEC);
+    const plan = (certManager: Parameters<typeof planCertificates>[0]["certManager"]) =>
+      planCertificates({ platform: PLATFORM, spec, desired, secrets: store([]), now: NOW, certManager });
+    const none = await plan({ served: false, certificate: undefined, issuer: undefined });
+    expect(none.objects).toEqual([]);
+    expect(none.problems).toEqual([
+      expect.objectContaining({ field: "spec.global.tls.issuerRef", reason: "CertManagerNotServed" }),
+    ]);
+    const missing = await plan({ served: true, certificate: undefined, issuer: { found: false } });
+    expect(missing.problems).toEqual([
+      {
+        field: "spec.global.tls.issuerRef.name",
+        reason: "IssuerNotFound",
+        message: `Issuer ${NS}/ca does not exist (group cert-manager.io); cert-manager cannot issue the platform certificate`,
+      },
+    ]);
+    const notReady = await plan({
+      served: true,
+      certificate: undefined,
+      issuer: { found: true, ready: { type: "Ready", status: "False", message: "secret test-ca not found" } },
+    });
+    expect(notReady.problems[0]).toMatchObject({ reason: "IssuerNotReady" });
+    expect(notReady.problems[0]?.message).toContain("secret test-ca not found");
+    const failed = await plan({
+      served: true,
+      issuer: { found: true, ready: { type: "Ready", status: "True" } },
+      certificate: {
+        metadata: { name: "onto-tls" },
+        status: { conditions: [{ type: "Issuing", status: "False", reason: "Failed", message: "denied" }] },
+      } as KubeObject,
+    });
+    expect(failed.problems[0]?.message).toBe(
+      `cert-manager failed to issue Certificate ${NS}/onto-tls from Issuer ${NS}/ca: denied`,
+    );
+  });
+});

@@ -7,15 +7,21 @@
 //   created on first need) with every name certificateNames lists, and issues it again when the
 //   names or the lifetime change, the CA changed, or `renewAtFraction` of its lifetime has passed. A stopped
 //   operator renews on its first reconcile after it starts again (the decision is made from the
-//   stored certificate, never from memory).
-// Both Secrets join the desired objects, so apply writes them and prune keeps them.
+//   stored certificate, never from memory);
+// - with spec.global.tls.issuerRef, cert-manager issues and renews it: the operator writes a
+//   cert-manager Certificate with the same names, lifetime and renewal point, and checks the Secret
+//   cert-manager writes like a user's.
+// The issued Secrets (or the Certificate) join the desired objects, so apply writes them and prune
+// keeps them.
 import { X509Certificate } from "node:crypto";
 import { COMPONENTS, NAME_LABEL, REASON, type CertificateState, type ResolvedSpec } from "../../api/index.js";
 import type { KubeObject } from "../../kube/index.js";
 import {
   ISSUED_CERTIFICATE_LABEL,
   caSecretName,
+  certManagerCertificate,
   certificateNames,
+  type CertManagerIssuerRef,
   issuedCertificateSecret,
   type PlatformRef,
   type RenderedObject,
@@ -33,6 +39,7 @@ import {
   type CertificateFacts,
   type KeyPair,
 } from "./certificate-pki.js";
+import { CERTIFICATE_REF, certManagerProblems, renewalTime, type IssuerState } from "./cert-manager.js";
 import type { SpecProblem } from "./status.js";
 
 /**
@@ -203,6 +210,109 @@ function userSecretProblem(
   return { facts };
 }
 
+/** What the reconciler read of cert-manager for a platform with spec.global.tls.issuerRef. */
+export interface CertManagerView {
+  /** Whether the cluster serves cert-manager.io/v1 Certificate. */
+  served: boolean;
+  /** The Certificate the operator wrote, as the cache has it. */
+  certificate: KubeObject | undefined;
+  /** The issuer, when it was read (only while the Certificate is not Ready). */
+  issuer: IssuerState | undefined;
+}
+
+/** Validity of what a Secret holds, as with a user's: its names, key, CA and expiry. */
+function certificateInUse(
+  plan: CertificatePlan,
+  spec: ResolvedSpec,
+  desired: readonly RenderedObject[],
+  ref: { namespace: string; name: string },
+  live: SecretView,
+  now: Date,
+  issuer: CertificateState["issuer"],
+  renewAtTime?: string,
+): void {
+  const tls = spec.global.tlsEnabled;
+  const { problem, facts } = userSecretProblem(
+    `${ref.namespace}/${ref.name}`,
+    live,
+    now,
+    tls,
+    tls ? linkNames(desired, ref.namespace) : [],
+  );
+  if (problem) plan.problems.push(problem);
+  if (facts) {
+    plan.states[ref.name] = {
+      issuer,
+      notAfter: facts.notAfter.toISOString(),
+      ...(renewAtTime ? { renewAt: renewAtTime } : {}),
+      serial: facts.serial,
+    };
+    if (!problem) plan.serial = facts.serial;
+  }
+}
+
+/**
+ * The platform certificate through cert-manager: the operator writes the Certificate (when the
+ * cluster serves the API) and uses the Secret cert-manager writes, checked like a user's. It
+ * neither issues nor writes that Secret, whoever made it: one the operator issued before issuerRef
+ * was set stays in use (and is not pruned) until cert-manager replaces its content.
+ */
+function planCertManager(input: {
+  platform: PlatformRef;
+  spec: ResolvedSpec;
+  desired: readonly RenderedObject[];
+  now: Date;
+  name: string;
+  live: SecretView | undefined;
+  issuerRef: CertManagerIssuerRef;
+  plan: CertificatePlan;
+  certManager?: CertManagerView | undefined;
+}): CertificatePlan {
+  const { platform, spec, name, live, issuerRef, plan } = input;
+  const ns = platform.namespace;
+  const view = input.certManager;
+  if (!view?.served) {
+    plan.problems.push({
+      field: "spec.global.tls.issuerRef",
+      reason: REASON.CertManagerNotServed,
+      message: `the cluster does not serve cert-manager's Certificate API (${CERTIFICATE_REF.apiVersion}); Secret ${ns}/${name} is not issued`,
+    });
+  } else {
+    plan.objects.push(
+      certManagerCertificate(platform, name, {
+        dnsNames: certificateNames(
+          input.desired,
+          ns,
+          spec.gateway.ingress.enabled ? spec.gateway.ingress.host : undefined,
+        ),
+        issuerRef,
+        lifetimeSeconds: Math.round(durationMs(spec.global.tls.certificateLifetime) / 1000),
+        renewAtFraction: spec.global.tls.renewAtFraction,
+      }),
+    );
+    plan.problems.push(
+      ...certManagerProblems({
+        ref: issuerRef,
+        namespace: ns,
+        issuer: view.issuer,
+        certificate: view.certificate,
+      }),
+    );
+  }
+  if (live)
+    certificateInUse(
+      plan,
+      spec,
+      input.desired,
+      { namespace: ns, name },
+      live,
+      input.now,
+      "cert-manager",
+      renewalTime(view?.certificate),
+    );
+  return plan;
+}
+
 /** The certificate step's decisions and, where needed, freshly issued key material. */
 export async function planCertificates(input: {
   platform: PlatformRef;
@@ -213,6 +323,8 @@ export async function planCertificates(input: {
   issuer?: Issuer;
   /** status.certificates as last written (carries the replaced certificate forward). */
   previous?: Record<string, CertificateState> | undefined;
+  /** With spec.global.tls.issuerRef: what the cluster says of cert-manager (./cert-manager.ts). */
+  certManager?: CertManagerView | undefined;
 }): Promise<CertificatePlan> {
   const { platform, spec, now } = input;
   const issuer = input.issuer ?? PLATFORM_ISSUER;
@@ -222,20 +334,11 @@ export async function planCertificates(input: {
   const ns = platform.namespace;
   const live = input.secrets.getByName(ns, name);
 
+  const issuerRef = spec.global.tls.issuerRef;
+  if (issuerRef) return planCertManager({ ...input, name, live, issuerRef, plan });
+
   if (live && issuedAs(live) !== "certificate") {
-    const tls = spec.global.tlsEnabled;
-    const { problem, facts } = userSecretProblem(
-      `${ns}/${name}`,
-      live,
-      now,
-      tls,
-      tls ? linkNames(input.desired, ns) : [],
-    );
-    if (problem) plan.problems.push(problem);
-    if (facts) {
-      plan.states[name] = { issuer: "user", notAfter: facts.notAfter.toISOString(), serial: facts.serial };
-      if (!problem) plan.serial = facts.serial;
-    }
+    certificateInUse(plan, spec, input.desired, { namespace: ns, name }, live, now, "user");
     return plan;
   }
 

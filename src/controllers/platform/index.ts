@@ -12,6 +12,7 @@ export {
   type PlatformRenderContext,
 } from "./render-input.js";
 export { planCertificates, platformCertificateName, withPlatformCertificate } from "./certificates.js";
+export { CERTIFICATE_REF } from "./cert-manager.js";
 export { IMMUTABLE_STATEFULSET_FIELDS, immutableChanges } from "./statefulset-recreate.js";
 export {
   CLAIM_REF,

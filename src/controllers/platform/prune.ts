@@ -1,6 +1,7 @@
 // Prune, the stage after apply: what this platform created earlier (its managed-by and instance
 // labels and its owner reference) that the spec no longer asks for is deleted. Generated Secrets
-// are kept under retentionPolicy.secrets Retain; PersistentVolumeClaims are never a managed kind,
+// are kept under retentionPolicy.secrets Retain, and the platform certificate the operator issued
+// while cert-manager takes it over; PersistentVolumeClaims are never a managed kind,
 // so they are never pruned.
 import {
   INSTANCE_LABEL,
@@ -12,6 +13,7 @@ import {
 import type { KubeObject } from "../../kube/index.js";
 import {
   GENERATED_SECRET_LABEL,
+  ISSUED_CERTIFICATE_LABEL,
   apiVersionOf,
   type ManagedKind,
   type RenderedObject,
@@ -53,7 +55,14 @@ export function planPrune(
         kind.kind === "Secret" &&
         obj.metadata?.labels?.[GENERATED_SECRET_LABEL] &&
         spec.retentionPolicy.secrets === "Retain";
-      if (retained) continue;
+      // The certificate the operator issued before issuerRef was set stays in use until
+      // cert-manager writes its own into the same Secret (certificates.ts).
+      const handedToCertManager =
+        kind.kind === "Secret" &&
+        spec.global.tls.issuerRef !== undefined &&
+        name === spec.global.tlsSecretName &&
+        obj.metadata?.labels?.[ISSUED_CERTIFICATE_LABEL] === "certificate";
+      if (retained || handedToCertManager) continue;
       const target = { ...ref, namespace: ns, name };
       actions.push({
         verb: "delete",

@@ -28,7 +28,13 @@ import { isTerminating } from "../shared/kube-views.js";
 import type { PlatformHooks } from "../shared/upgrade-decision.js";
 import { objectId, planApply } from "./apply.js";
 import { CertificateMetrics } from "./certificate-metrics.js";
-import { liveTlsSerial, planCertificates, withPlatformCertificate } from "./certificates.js";
+import { CERTIFICATE_REF, certificateReady, readIssuer } from "./cert-manager.js";
+import {
+  liveTlsSerial,
+  planCertificates,
+  withPlatformCertificate,
+  type CertManagerView,
+} from "./certificates.js";
 import { fleetWaitText, type FleetLimit } from "../shared/fleet-limit.js";
 import { decideDisruption, holdForFleet, wantsFleetSlot, type Disruption } from "./disruption.js";
 import { withAppliedHash } from "./drift.js";
@@ -109,6 +115,22 @@ export class PlatformReconciler {
     return servedKinds(this.deps.capabilities());
   }
 
+  /** With spec.global.tls.issuerRef: cert-manager's Certificate and, while it is not Ready, the issuer. */
+  private async certManagerView(
+    client: KubeClient,
+    ns: string,
+    spec: ResolvedSpec,
+  ): Promise<CertManagerView | undefined> {
+    const ref = spec.global.tls.issuerRef;
+    const name = spec.global.tlsSecretName;
+    if (!ref || !name) return undefined;
+    if (!this.deps.capabilities().certManager)
+      return { served: false, certificate: undefined, issuer: undefined };
+    const certificate = this.deps.cache(CERTIFICATE_REF, ns).getByName(ns, name);
+    const issuer = certificateReady(certificate) ? undefined : await readIssuer(client, ref, ns);
+    return { served: true, certificate, issuer };
+  }
+
   async reconcile(cached: OntoPlatform, request: Request): Promise<Result> {
     const key = `${cached.metadata.namespace}/${cached.metadata.name}`;
     // Deletion: owner references let the garbage collector remove the children.
@@ -179,6 +201,7 @@ export class PlatformReconciler {
       secrets,
       now: this.now(),
       previous: platform.status?.certificates,
+      certManager: await this.certManagerView(client, ns, spec),
     });
     const desired = withPlatformCertificate(rendered, spec, certificates, (obj) =>
       liveTlsSerial(live(obj)),

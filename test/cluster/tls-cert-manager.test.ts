@@ -1,0 +1,283 @@
+// The platform certificate through cert-manager (spec.global.tls.issuerRef, issue 16), with
+// cert-manager's own controller, built from its Go module, running against the test cluster: a
+// self-signed Issuer makes a CA, a CA Issuer signs the platform certificate for every name the
+// platform needs, a renewal cert-manager makes rolls the pods that read the certificate only at
+// start, and an issuer that does not exist is named in a condition with nothing deleted.
+// cluster-alone: the file installs cert-manager's CRDs and removes them after, and every operator
+// on the cluster would watch Certificates meanwhile.
+import { X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { parseAllDocuments } from "yaml";
+import { describe, expect, it } from "vitest";
+import { PLATFORM_REF } from "../../src/api/index.js";
+import { TLS_RELOADING_COMPONENTS } from "../../src/controllers/platform/certificates.js";
+import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
+import {
+  ensureCertManagerCrds,
+  startCertManager,
+  type CertManagerProcess,
+} from "../../src/localcluster/cert-manager.js";
+import { ISSUED_CERTIFICATE_LABEL, TLS_REVISION_ANNOTATION, caSecretName } from "../../src/render/index.js";
+import { clusterStateDir, eventually, kubeconfigPath } from "../support/cluster.js";
+import { useOperator } from "../support/operator.js";
+import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
+
+type Secret = KubeObject & { data?: Record<string, string> };
+type Conditioned = KubeObject & {
+  spec?: Record<string, unknown>;
+  status?: { conditions?: { type: string; status: string; reason?: string }[]; renewalTime?: string };
+};
+type Workload = KubeObject & {
+  spec?: {
+    template?: {
+      metadata?: { annotations?: Record<string, string> };
+      spec?: { volumes?: { secret?: { secretName?: string } }[] };
+    };
+  };
+};
+
+const NAME = "onto-minimal";
+const TLS = "onto-tls";
+const CM = "cert-manager.io/v1";
+const CRD_REF = { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition" } as const;
+
+let certManager: CertManagerProcess | undefined;
+const crdNames: string[] = [];
+
+const fx = useOperator({
+  namespaces: ["certmanager"],
+  before: async ({ client }) => {
+    for (const file of ensureCertManagerCrds()) {
+      const crd = parseAllDocuments(readFileSync(file, "utf8"))[0]?.toJS() as KubeObject;
+      crdNames.push(crd.metadata?.name ?? "");
+      await client.apply(crd);
+    }
+    // The operator looks for cert-manager's API when it starts: it must be in discovery by then.
+    await eventually(
+      "cert-manager.io/v1 Certificate in discovery",
+      async () => {
+        const fresh = new KubeClient(loadKubeConfig({ path: kubeconfigPath() }));
+        try {
+          return (await fresh.discovery.hasResource(CM, "Certificate")) || undefined;
+        } finally {
+          await fresh.close();
+        }
+      },
+      60_000,
+    );
+    certManager = await startCertManager({
+      stateDir: clusterStateDir(),
+      kubeconfig: kubeconfigPath(),
+      name: `cert-manager-${process.pid}`,
+      progress: (line) => console.log(`[cert-manager] ${line}`),
+    });
+  },
+  after: async () => {
+    await certManager?.stop();
+    const client = fx.client;
+    for (const name of crdNames) await client.delete({ ...CRD_REF, name });
+  },
+});
+const { client, ns } = fx;
+
+const secret = (name: string) =>
+  client.getIfExists<Secret>({ apiVersion: "v1", kind: "Secret", namespace: ns, name });
+const pem = (s: Secret | undefined, key: string) =>
+  Buffer.from(s?.data?.[key] ?? "", "base64").toString("utf8");
+const certificateRef = (name: string) => ({ apiVersion: CM, kind: "Certificate", namespace: ns, name });
+const ready = (obj: Conditioned | undefined) =>
+  obj?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+
+/** Why a wait failed, with cert-manager's own words. */
+function withLog(what: string): string {
+  return `${what}\ncert-manager log:\n${certManager?.logTail() ?? "(not started)"}`;
+}
+
+/** The issuers of the test: self-signed, a CA certificate from it, and a CA Issuer signing with that CA. */
+async function createIssuers(): Promise<void> {
+  await client.apply({
+    apiVersion: CM,
+    kind: "Issuer",
+    metadata: { name: "selfsigned", namespace: ns },
+    spec: { selfSigned: {} },
+  });
+  await client.apply({
+    apiVersion: CM,
+    kind: "Certificate",
+    metadata: { name: "test-ca", namespace: ns },
+    spec: {
+      isCA: true,
+      commonName: "test platform CA",
+      secretName: "test-ca",
+      privateKey: { algorithm: "ECDSA", size: 256 },
+      issuerRef: { name: "selfsigned", kind: "Issuer", group: "cert-manager.io" },
+    },
+  });
+  await client.apply({
+    apiVersion: CM,
+    kind: "Issuer",
+    metadata: { name: "ca", namespace: ns },
+    spec: { ca: { secretName: "test-ca" } },
+  });
+  await eventually(
+    withLog("the CA Issuer Ready"),
+    async () =>
+      ready(
+        await client.getIfExists<Conditioned>({ apiVersion: CM, kind: "Issuer", namespace: ns, name: "ca" }),
+      ) || undefined,
+    90_000,
+  );
+}
+
+async function workloadsRolledOnRenewal(): Promise<Workload[]> {
+  const out: Workload[] = [];
+  for (const kind of ["Deployment", "StatefulSet"]) {
+    const list = await client.list<Workload>("apps/v1", kind, { namespace: ns });
+    for (const w of list.items)
+      if (
+        !TLS_RELOADING_COMPONENTS.has(w.metadata?.name ?? "") &&
+        w.spec?.template?.spec?.volumes?.some((v) => v.secret?.secretName === TLS)
+      )
+        out.push(w);
+  }
+  return out;
+}
+
+function serialOf(s: Secret | undefined): string {
+  return new X509Certificate(pem(s, "tls.crt")).serialNumber.toLowerCase();
+}
+
+describe("the platform certificate through cert-manager (global.tls.issuerRef)", () => {
+  it("is issued by the named CA Issuer for every Service name, and the platform runs on it", async () => {
+    await createIssuers();
+    const platform = loadSample("minimal.yaml", ns);
+    platform.spec.global = {
+      tlsEnabled: true,
+      tlsSecretName: TLS,
+      tls: { issuerRef: { name: "ca" } },
+    };
+    const started = Date.now();
+    await client.apply(platform);
+    const running = await eventually(
+      withLog("Running with the cert-manager certificate in status"),
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        return p.status?.phase === "Running" && p.status.certificates?.[TLS]?.issuer === "cert-manager"
+          ? p
+          : undefined;
+      },
+      150_000,
+    );
+    console.log(
+      `[cert-manager] apply to Running on a cert-manager certificate: ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+
+    const certificate = await client.get<Conditioned>(certificateRef(TLS));
+    expect(certificate.metadata?.ownerReferences?.[0]?.uid).toBe(running.metadata.uid);
+    expect(certificate.spec?.issuerRef).toEqual({ name: "ca", kind: "Issuer", group: "cert-manager.io" });
+    expect(certificate.spec?.secretName).toBe(TLS);
+    const tls = await secret(TLS);
+    expect(tls?.metadata?.annotations?.["cert-manager.io/certificate-name"]).toBe(TLS);
+    expect(tls?.metadata?.labels?.[ISSUED_CERTIFICATE_LABEL]).toBeUndefined();
+    const cert = new X509Certificate(pem(tls, "tls.crt"));
+    const ca = new X509Certificate(pem(await secret("test-ca"), "tls.crt"));
+    expect(cert.verify(ca.publicKey)).toBe(true);
+    expect(pem(tls, "ca.crt")).toBe(ca.toString());
+    const sans = (cert.subjectAltName ?? "").split(", ").map((s) => s.replace(/^DNS:/, ""));
+    const services = await client.list("v1", "Service", {
+      namespace: ns,
+      labelSelector: `app.kubernetes.io/instance=${NAME}`,
+    });
+    expect(services.items.length).toBeGreaterThan(10);
+    for (const svc of services.items) {
+      const name = svc.metadata?.name ?? "";
+      expect(sans).toEqual(expect.arrayContaining([name, `${name}.${ns}`, `${name}.${ns}.svc`]));
+    }
+    // The lifetime and renewal point are the spec's (the default 2160 h, renewed at 2/3).
+    const lifetimeMs = Date.parse(cert.validTo) - Date.parse(cert.validFrom);
+    expect(Math.abs(lifetimeMs - 2160 * 3600_000)).toBeLessThan(120_000);
+    expect(running.status?.certificates?.[TLS]).toMatchObject({
+      issuer: "cert-manager",
+      serial: cert.serialNumber.toLowerCase(),
+      renewAt: new Date(certificate.status?.renewalTime ?? "").toISOString(),
+    });
+    // The operator issues nothing itself: no per-platform CA.
+    expect(await secret(caSecretName(NAME))).toBeUndefined();
+    for (const w of await workloadsRolledOnRenewal())
+      expect(w.spec?.template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION]).toBe(
+        cert.serialNumber.toLowerCase(),
+      );
+  });
+
+  it("rolls the pods that read the certificate only at start when cert-manager renews it", async () => {
+    const before = serialOf(await secret(TLS));
+    const live = await client.get<Conditioned>(certificateRef(TLS));
+    // What `cmctl renew` does: the Issuing condition asks cert-manager to issue again now.
+    await client.patchStatus(certificateRef(TLS), {
+      conditions: [
+        ...(live.status?.conditions ?? []).filter((c) => c.type !== "Issuing"),
+        {
+          type: "Issuing",
+          status: "True",
+          reason: "ManuallyTriggered",
+          message: "renewal asked by the test",
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    });
+    const renewed = await eventually(
+      withLog("a new certificate in the Secret"),
+      async () => {
+        const serial = serialOf(await secret(TLS));
+        return serial !== before ? serial : undefined;
+      },
+      90_000,
+    );
+    await eventually(
+      "every workload that reads it at start rolled onto the new serial, and the status names it",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        if (p.status?.certificates?.[TLS]?.serial !== renewed) return undefined;
+        const workloads = await workloadsRolledOnRenewal();
+        return workloads.length > 0 &&
+          workloads.every(
+            (w) => w.spec?.template?.metadata?.annotations?.[TLS_REVISION_ANNOTATION] === renewed,
+          )
+          ? true
+          : undefined;
+      },
+      120_000,
+    );
+  });
+
+  it("names an issuer that does not exist in a condition, deletes nothing, and recovers when it is fixed", async () => {
+    const serial = serialOf(await secret(TLS));
+    await client.mergePatch(
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
+      { spec: { global: { tls: { issuerRef: { name: "missing" } } } } },
+    );
+    const degraded = await eventually(
+      withLog("Degraded with IssuerNotFound"),
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        const c = p.status?.conditions?.find((x) => x.type === "Degraded");
+        return c?.reason === "IssuerNotFound" ? c : undefined;
+      },
+      60_000,
+    );
+    expect(degraded.message).toContain("spec.global.tls.issuerRef.name");
+    expect(degraded.message).toContain(`Issuer ${ns}/missing does not exist`);
+    // The certificate in use stays: the Secret is neither deleted nor emptied.
+    expect(serialOf(await secret(TLS))).toBe(serial);
+    await client.mergePatch(
+      { ...PLATFORM_REF, namespace: ns, name: NAME },
+      { spec: { global: { tls: { issuerRef: { name: "ca" } } } } },
+    );
+    await waitForPhase(client, ns, NAME, "Running");
+    await eventually(
+      withLog("the Certificate Ready again"),
+      async () => ready(await client.get<Conditioned>(certificateRef(TLS))) || undefined,
+      90_000,
+    );
+  });
+});
