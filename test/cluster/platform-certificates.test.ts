@@ -12,17 +12,19 @@ import { TLS_RELOADING_COMPONENTS } from "../../src/controllers/platform/certifi
 import { ISSUED_CERTIFICATE_LABEL, TLS_REVISION_ANNOTATION } from "../../src/render/index.js";
 import { eventually } from "../support/cluster.js";
 import { useOperator } from "../support/operator.js";
-import { loadSample, readPlatform, tlsSecret, waitForPhase } from "../support/platform.js";
+import {
+  dnsNamesOf,
+  loadSample,
+  platformServiceNames,
+  readPlatform,
+  tlsSecret,
+  waitForPhase,
+  workloadsMounting as workloadsMountingIn,
+  workloadsRolledOnRenewal as rolledOnRenewalIn,
+  type Workload,
+} from "../support/platform.js";
 
 type Secret = KubeObject & { type?: string; data?: Record<string, string> };
-type Workload = KubeObject & {
-  spec?: {
-    template?: {
-      metadata?: { annotations?: Record<string, string> };
-      spec?: { volumes?: { secret?: { secretName?: string } }[] };
-    };
-  };
-};
 
 const NAME = "onto-production";
 // The second namespace holds a platform with a user's Secret (applied by its test).
@@ -45,22 +47,8 @@ const secret = (name: string, namespace = ns) =>
   client.get<Secret>({ apiVersion: "v1", kind: "Secret", namespace, name });
 const pem = (s: Secret, key: string) => Buffer.from(s.data?.[key] ?? "", "base64").toString("utf8");
 
-async function workloadsMounting(secretName: string): Promise<Workload[]> {
-  const out: Workload[] = [];
-  for (const kind of ["Deployment", "StatefulSet"]) {
-    const list = await client.list<Workload>("apps/v1", kind, { namespace: ns });
-    for (const w of list.items)
-      if (w.spec?.template?.spec?.volumes?.some((v) => v.secret?.secretName === secretName)) out.push(w);
-  }
-  return out;
-}
-
-/** The mounting workloads whose pods roll on a new certificate (MinIO and Postgres reload it in place). */
-async function workloadsRolledOnRenewal(secretName: string): Promise<Workload[]> {
-  return (await workloadsMounting(secretName)).filter(
-    (w) => !TLS_RELOADING_COMPONENTS.has(w.metadata?.name ?? ""),
-  );
-}
+const workloadsMounting = (secretName: string) => workloadsMountingIn(client, ns, secretName);
+const workloadsRolledOnRenewal = (secretName: string) => rolledOnRenewalIn(client, ns, secretName);
 
 describe("the platform certificate", () => {
   it("is issued for the production sample as written: every Service name and the ingress host, from the platform's CA", async () => {
@@ -74,17 +62,12 @@ describe("the platform certificate", () => {
     expect(cert.verify(caCert.publicKey)).toBe(true);
     expect(pem(tls, "ca.crt")).toBe(pem(ca, "tls.crt"));
     expect(cert.checkPrivateKey(createPrivateKey(pem(tls, "tls.key")))).toBe(true);
-    const sans = (cert.subjectAltName ?? "").split(", ").map((s) => s.replace(/^DNS:/, ""));
+    const sans = dnsNamesOf(cert);
     expect(sans).toContain("platform.example.com");
-    const services = await client.list("v1", "Service", {
-      namespace: ns,
-      labelSelector: `app.kubernetes.io/instance=${NAME}`,
-    });
-    expect(services.items.length).toBeGreaterThan(10);
-    for (const svc of services.items) {
-      const name = svc.metadata?.name ?? "";
+    const services = await platformServiceNames(client, ns, NAME);
+    expect(services.length).toBeGreaterThan(10);
+    for (const name of services)
       expect(sans).toEqual(expect.arrayContaining([name, `${name}.${ns}`, `${name}.${ns}.svc`]));
-    }
     const platform = await readPlatform(client, ns, NAME);
     expect(platform.status?.phase).toBe("Running");
     expect(platform.status?.certificates?.["onto-tls"]).toMatchObject({

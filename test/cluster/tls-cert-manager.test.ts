@@ -10,7 +10,6 @@ import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
 import { PLATFORM_REF } from "../../src/api/index.js";
-import { TLS_RELOADING_COMPONENTS } from "../../src/controllers/platform/certificates.js";
 import { KubeClient, loadKubeConfig, type KubeObject } from "../../src/kube/index.js";
 import {
   ensureCertManagerCrds,
@@ -20,20 +19,19 @@ import {
 import { ISSUED_CERTIFICATE_LABEL, TLS_REVISION_ANNOTATION, caSecretName } from "../../src/render/index.js";
 import { clusterStateDir, eventually, kubeconfigPath } from "../support/cluster.js";
 import { useOperator } from "../support/operator.js";
-import { loadSample, readPlatform, waitForPhase } from "../support/platform.js";
+import {
+  dnsNamesOf,
+  loadSample,
+  platformServiceNames,
+  readPlatform,
+  waitForPhase,
+  workloadsRolledOnRenewal as rolledOnRenewalIn,
+} from "../support/platform.js";
 
 type Secret = KubeObject & { data?: Record<string, string> };
 type Conditioned = KubeObject & {
   spec?: Record<string, unknown>;
   status?: { conditions?: { type: string; status: string; reason?: string }[]; renewalTime?: string };
-};
-type Workload = KubeObject & {
-  spec?: {
-    template?: {
-      metadata?: { annotations?: Record<string, string> };
-      spec?: { volumes?: { secret?: { secretName?: string } }[] };
-    };
-  };
 };
 
 const NAME = "onto-minimal";
@@ -129,19 +127,7 @@ async function createIssuers(): Promise<void> {
   );
 }
 
-async function workloadsRolledOnRenewal(): Promise<Workload[]> {
-  const out: Workload[] = [];
-  for (const kind of ["Deployment", "StatefulSet"]) {
-    const list = await client.list<Workload>("apps/v1", kind, { namespace: ns });
-    for (const w of list.items)
-      if (
-        !TLS_RELOADING_COMPONENTS.has(w.metadata?.name ?? "") &&
-        w.spec?.template?.spec?.volumes?.some((v) => v.secret?.secretName === TLS)
-      )
-        out.push(w);
-  }
-  return out;
-}
+const workloadsRolledOnRenewal = () => rolledOnRenewalIn(client, ns, TLS);
 
 function serialOf(s: Secret | undefined): string {
   return new X509Certificate(pem(s, "tls.crt")).serialNumber.toLowerCase();
@@ -183,16 +169,11 @@ describe("the platform certificate through cert-manager (global.tls.issuerRef)",
     const ca = new X509Certificate(pem(await secret("test-ca"), "tls.crt"));
     expect(cert.verify(ca.publicKey)).toBe(true);
     expect(pem(tls, "ca.crt")).toBe(ca.toString());
-    const sans = (cert.subjectAltName ?? "").split(", ").map((s) => s.replace(/^DNS:/, ""));
-    const services = await client.list("v1", "Service", {
-      namespace: ns,
-      labelSelector: `app.kubernetes.io/instance=${NAME}`,
-    });
-    expect(services.items.length).toBeGreaterThan(10);
-    for (const svc of services.items) {
-      const name = svc.metadata?.name ?? "";
+    const sans = dnsNamesOf(cert);
+    const services = await platformServiceNames(client, ns, NAME);
+    expect(services.length).toBeGreaterThan(10);
+    for (const name of services)
       expect(sans).toEqual(expect.arrayContaining([name, `${name}.${ns}`, `${name}.${ns}.svc`]));
-    }
     // The lifetime and renewal point are the spec's (the default 2160 h, renewed at 2/3).
     const lifetimeMs = Date.parse(cert.validTo) - Date.parse(cert.validFrom);
     expect(Math.abs(lifetimeMs - 2160 * 3600_000)).toBeLessThan(120_000);

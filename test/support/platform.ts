@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { PLATFORM_REF, resolveSpec, type OntoPlatform } from "../../src/api/index.js";
-import { linkNames } from "../../src/controllers/platform/certificates.js";
+import { TLS_RELOADING_COMPONENTS, linkNames } from "../../src/controllers/platform/certificates.js";
 import { PRODUCT_CATALOG } from "../../src/release/index.js";
 import { renderPlatform } from "../../src/render/index.js";
 import { runOperator, type OperatorOptions, type RunningOperator } from "../../src/controllers/operator.js";
@@ -181,4 +181,58 @@ export async function waitForPhase(
     timeoutMs,
     500,
   );
+}
+
+/** A Deployment or StatefulSet as the certificate tests read it: pod-template annotations and volumes. */
+export type Workload = KubeObject & {
+  spec?: {
+    template?: {
+      metadata?: { annotations?: Record<string, string> };
+      spec?: { volumes?: { secret?: { secretName?: string } }[] };
+    };
+  };
+};
+
+/** The Deployments and StatefulSets of `namespace` whose pods mount the Secret `secretName`. */
+export async function workloadsMounting(
+  client: KubeClient,
+  namespace: string,
+  secretName: string,
+): Promise<Workload[]> {
+  const out: Workload[] = [];
+  for (const kind of ["Deployment", "StatefulSet"]) {
+    const list = await client.list<Workload>("apps/v1", kind, { namespace });
+    for (const w of list.items)
+      if (w.spec?.template?.spec?.volumes?.some((v) => v.secret?.secretName === secretName)) out.push(w);
+  }
+  return out;
+}
+
+/** Of those, the ones whose pods roll on a new certificate (MinIO and Postgres reload it in place). */
+export async function workloadsRolledOnRenewal(
+  client: KubeClient,
+  namespace: string,
+  secretName: string,
+): Promise<Workload[]> {
+  return (await workloadsMounting(client, namespace, secretName)).filter(
+    (w) => !TLS_RELOADING_COMPONENTS.has(w.metadata?.name ?? ""),
+  );
+}
+
+/** The DNS names a certificate's subjectAltName lists. */
+export function dnsNamesOf(cert: { subjectAltName?: string | undefined }): string[] {
+  return (cert.subjectAltName ?? "").split(", ").map((s) => s.replace(/^DNS:/, ""));
+}
+
+/** The names of the Services platform `name` rendered in `namespace`. */
+export async function platformServiceNames(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<string[]> {
+  const services = await client.list("v1", "Service", {
+    namespace,
+    labelSelector: `app.kubernetes.io/instance=${name}`,
+  });
+  return services.items.map((svc) => svc.metadata?.name ?? "");
 }
