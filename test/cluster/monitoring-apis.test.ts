@@ -34,11 +34,13 @@ beforeAll(async () => {
 });
 
 describe("monitoring and autoscaling APIs of the local cluster", () => {
-  it("are discovered by the operator: ServiceMonitor and VPA served, custom metrics not", async () => {
+  it("are discovered by the operator: ServiceMonitor and VPA served, custom metrics and cert-manager not", async () => {
+    // cert-manager's API is served only while test/cluster/tls-cert-manager.test.ts runs (alone).
     expect(await discoverCapabilities(client)).toEqual({
       serviceMonitor: true,
       verticalPodAutoscaler: true,
       customMetrics: false,
+      certManager: false,
     });
     expect(await client.discovery.hasGroupVersion("metrics.k8s.io/v1beta1")).toBe(true);
     expect(await client.discovery.hasResource("monitoring.coreos.com/v1", "PodMonitor")).toBe(true);
