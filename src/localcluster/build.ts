@@ -2,7 +2,7 @@
 // keyed by version and by a hash of the module files, and skips the build when the binary is
 // already there. Go itself caches compiled packages, so a rebuild after a small change is fast.
 import { createHash } from "node:crypto";
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
@@ -89,7 +89,8 @@ function targets(): GoTarget[] {
   ];
 }
 
-function goBinary(): string {
+/** The go command: $GO, else the toolchain in /usr/local/go, else `go` on the PATH. */
+export function goBinary(): string {
   if (process.env.GO) return process.env.GO;
   return existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : "go";
 }
@@ -246,4 +247,15 @@ export async function ensureNodeBinaries(
     containerdDir: await ensureGoBinary(containerd, progress),
     cniDir: await ensureGoBinary(cni, progress),
   };
+}
+
+/** Where the Go module cache holds `module@version` (downloaded through the module proxy if needed). */
+export function goModuleDir(module: string, version: string, cwd: string): string {
+  const out = execFileSync(goBinary(), ["mod", "download", "-json", `${module}@${version}`], {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  }).toString();
+  const info = JSON.parse(out) as { Dir?: string; Error?: string };
+  if (!info.Dir) throw new Error(`go mod download ${module}@${version}: ${info.Error ?? "no Dir"}`);
+  return info.Dir;
 }

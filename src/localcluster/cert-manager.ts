@@ -3,10 +3,9 @@
 // controllers; no webhook, no ACME) and its CRDs read from the same module. The controller issues
 // into Secrets through the API server, so it needs no node. Started and stopped by whoever needs it
 // (the certificate tests); `onto cluster build` builds it up front.
-import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ensureGoBinary, moduleHash, type GoTarget } from "./build.js";
+import { ensureGoBinary, goModuleDir, moduleHash, type GoTarget } from "./build.js";
 import { PACKAGE_ROOT } from "./package-root.js";
 import { logTail, startProcess, stopProcess, type ProcessRecord } from "./processes.js";
 import { cacheRoot } from "./versions.js";
@@ -36,31 +35,17 @@ export function ensureCertManager(progress: (line: string) => void = () => undef
   return ensureGoBinary(CERT_MANAGER_TARGET, progress);
 }
 
-function goBinary(): string {
-  if (process.env.GO) return process.env.GO;
-  return existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : "go";
-}
-
 /** cert-manager's CRD manifests, copied once out of its Go module into the cache. Returns the files. */
 export function ensureCertManagerCrds(): string[] {
   const dir = join(cacheRoot(), `cert-manager-crds-${CERT_MANAGER_VERSION}`);
   if (!existsSync(dir)) {
-    const out = execFileSync(
-      goBinary(),
-      ["mod", "download", "-json", `${CERT_MANAGER_MODULE}@${CERT_MANAGER_VERSION}`],
-      {
-        cwd: moduleDir,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    ).toString();
-    const info = JSON.parse(out) as { Dir?: string; Error?: string };
-    if (!info.Dir) throw new Error(`go mod download ${CERT_MANAGER_MODULE}: ${info.Error ?? "no Dir"}`);
+    const source = goModuleDir(CERT_MANAGER_MODULE, CERT_MANAGER_VERSION, moduleDir);
     const partial = `${dir}.partial-${process.pid}`;
     rmSync(partial, { recursive: true, force: true });
     mkdirSync(partial, { recursive: true });
     for (const plural of CERT_MANAGER_CRDS) {
       const file = `cert-manager.io_${plural}.yaml`;
-      copyFileSync(join(info.Dir, "deploy", "crds", file), join(partial, file));
+      copyFileSync(join(source, "deploy", "crds", file), join(partial, file));
     }
     renameSync(partial, dir);
   }

@@ -6,10 +6,9 @@
 // query API the VPA recommender v1.8.1 does not compile against, and metrics-server v0.8.0 a
 // Prometheus text parser older than v0.316.0's. Everything lands in the cache, keyed by version
 // and module hash, and is built or copied only when missing.
-import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ensureGoBinary, moduleHash, type GoTarget } from "./build.js";
+import { ensureGoBinary, goModuleDir, moduleHash, type GoTarget } from "./build.js";
 import { cacheRoot } from "./versions.js";
 import { PACKAGE_ROOT } from "./package-root.js";
 
@@ -104,20 +103,9 @@ export function ensurePromtool(progress: (line: string) => void = () => undefine
   return ensureGoBinary(PROMTOOL_TARGET, progress);
 }
 
-function goBinary(): string {
-  if (process.env.GO) return process.env.GO;
-  return existsSync("/usr/local/go/bin/go") ? "/usr/local/go/bin/go" : "go";
-}
-
-/** Where the Go module cache holds `module@version` (downloaded through the module proxy if needed). */
+/** Where the Go module cache holds `module@version`. */
 function moduleSource(module: string, version: string): string {
-  const out = execFileSync(goBinary(), ["mod", "download", "-json", `${module}@${version}`], {
-    cwd: moduleDir,
-    stdio: ["ignore", "pipe", "pipe"],
-  }).toString();
-  const info = JSON.parse(out) as { Dir?: string; Error?: string };
-  if (!info.Dir) throw new Error(`go mod download ${module}@${version}: ${info.Error ?? "no Dir"}`);
-  return info.Dir;
+  return goModuleDir(module, version, moduleDir);
 }
 
 /**
