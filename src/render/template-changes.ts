@@ -193,6 +193,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a Redis Sentinel that starts on a primary no server confirmed monitors it one epoch below the pair it heard: started in the middle of a failover it took the new epoch with the old address and named a replica for good",
   },
+  {
+    revision: 25,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a Postgres member whose pg_rewind failed, and whose clone then failed too, started on the half-rewound data directory and crash-looped for good: the directory is set aside before the clone, and a member whose starts on its data directory never became Ready three times in a row clones again from the primary another member is",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

@@ -2,7 +2,16 @@
 // address per pod): the scripts need only the binaries and the env the pod sets, and they survive
 // what a kubelet and a real cluster do to them (fsGroup passes, standbys down for a while, clones
 // killed half-way). The real-node suite proves the same in pods.
-import { chmodSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +21,7 @@ import { KeptConnections } from "../../src/controllers/postgres-ha/kept-connecti
 import { PgMemberSql } from "../../src/controllers/postgres-ha/sql.js";
 import { releaseFor } from "../../src/release/index.js";
 import { POSTGRES, renderPlatform, type RenderedObject } from "../../src/render/index.js";
-import { PodProcess, find, secretValue, systemUser, until } from "./pod-process.js";
+import { PodProcess, find, secretValue, systemUser, until, type Translation } from "./pod-process.js";
 
 const NS = "onto-programs";
 const BIN = "/usr/lib/postgresql/15/bin";
@@ -35,8 +44,11 @@ function renderObjects(storage?: string): RenderedObject[] {
   });
 }
 
-/** Member `ordinal`, with the read-write Service reaching member `primary`. */
-function member(ordinal: number, primary = 0): PodProcess {
+/**
+ * Member `ordinal`, with the read-write Service reaching member `primary`; `faults` replace parts
+ * of its scripts (a program that fails where the real one would, on a loaded node).
+ */
+function member(ordinal: number, primary = 0, faults: readonly Translation[] = []): PodProcess {
   return new PodProcess({
     objects,
     workload: "postgres",
@@ -59,6 +71,7 @@ function member(ordinal: number, primary = 0): PodProcess {
       // The harness cannot write a gigabyte of WAL quickly: with no WAL kept for standbys beyond
       // what their slots hold, a standby that is down sees its segments recycled at once.
       ["wal_keep_size=1GB", "wal_keep_size=0"],
+      ...faults,
     ],
   });
 }
@@ -86,6 +99,10 @@ const m = (ordinal: number): PodProcess => {
   return found;
 };
 const ready = (p: PodProcess): boolean => p.running && p.probe("readinessProbe");
+/** What a member printed from its start on (its log file holds every start's output). */
+const startOutput = (p: PodProcess, from: number): string => readFileSync(p.logFile, "utf8").slice(from);
+const logLength = (p: PodProcess): number =>
+  existsSync(p.logFile) ? readFileSync(p.logFile, "utf8").length : 0;
 const waitReady = (p: PodProcess, timeoutMs = 60_000): Promise<void> =>
   until(`${p.podName} Ready`, () => ready(p), timeoutMs, members);
 
@@ -476,5 +493,88 @@ describe("Postgres rendered for a pod, run with the real server", () => {
     members[primary] = member(primary, behind);
     m(primary).start();
     await waitReady(m(primary), 120_000);
+  });
+
+  it("a former primary whose pg_rewind stops half-way, and whose clone then fails too, clones again at its next start instead of crash-looping", async () => {
+    const primary = [0, 1, 2].find(isPrimary) ?? -1;
+    const [promoted, other] = [0, 1, 2].filter((o) => o !== primary) as [number, number];
+    sql(m(primary), ip(primary), "CREATE TABLE rewinds (id int PRIMARY KEY)");
+    await until(
+      `the table on postgres-${promoted}`,
+      () =>
+        sql(m(promoted), ip(promoted), "SELECT count(*) FROM pg_tables WHERE tablename = 'rewinds'") === "1",
+      30_000,
+      members,
+    );
+    // The primary lost (killed, no clean shutdown) and a standby promoted, as the operator does;
+    // the other standby follows the new primary.
+    await m(primary).kill();
+    sql(m(promoted), ip(promoted), "SELECT pg_promote(true, 30)");
+    sql(m(promoted), ip(promoted), "CHECKPOINT");
+    sql(m(promoted), ip(promoted), "INSERT INTO rewinds VALUES (8)");
+    await m(other).stop();
+    members[other] = member(other, promoted);
+    m(other).start();
+    await waitReady(m(other), 120_000);
+    // The former primary's first start: its pg_rewind stops half-way (the control file is among
+    // what it had rewritten: the directory is unusable), and its clone fails (the new primary
+    // stopped answering meanwhile), as in a real-node run on a loaded machine.
+    members[primary] = member(primary, promoted, [
+      [
+        `pg_rewind -D "$PGDATA"`,
+        `sh -c 'rm -f "$PGDATA/global/pg_control"; echo "pg_rewind: stopped half-way (fault)"; exit 1' pg_rewind`,
+      ],
+      ["pg_basebackup -h", `sh -c 'echo "pg_basebackup: failed (fault)"; exit 1' pg_basebackup`],
+    ]);
+    const from = logLength(m(primary));
+    m(primary).start();
+    await until(`postgres-${primary}'s first start over`, () => !m(primary).running, 90_000, members);
+    const first = startOutput(m(primary), from);
+    expect(first, first).toContain("pg_basebackup: failed (fault)");
+    expect(first, first).toContain("the data directory is set aside");
+    // The next start (the kubelet's restart), with the programs working: a clone, not the
+    // half-rewound directory.
+    members[primary] = member(primary, promoted);
+    const next = logLength(m(primary));
+    m(primary).start();
+    await waitReady(m(primary), 120_000);
+    const second = startOutput(m(primary), next);
+    expect(second, second).not.toContain("pg_rewind");
+    expect(second, second).toContain(`cloning the data directory from ${ip(promoted)}`);
+    expect(sql(m(primary), ip(primary), "SELECT count(*) FROM rewinds WHERE id = 8")).toBe("1");
+    expect(existsSync(join(m(primary).volume("data"), "pgdata.diverged", "PG_VERSION"))).toBe(true);
+  });
+
+  it("a member whose starts on its data directory never become Ready clones again from the primary after three", async () => {
+    const primary = [0, 1, 2].find(isPrimary) ?? -1;
+    const standby = [0, 1, 2].find((o) => o !== primary) ?? -1;
+    sql(m(primary), ip(primary), "INSERT INTO notes VALUES (9, 'before the standby broke')");
+    await until(
+      `row 9 on postgres-${standby}`,
+      () => sql(m(standby), ip(standby), "SELECT count(*) FROM notes WHERE id = 9") === "1",
+      30_000,
+      members,
+    );
+    await m(standby).stop();
+    // A control file nothing can read: every start stops on it (the script's pg_controldata).
+    writeFileSync(join(m(standby).volume("data"), "pgdata", "global", "pg_control"), "");
+    for (let start = 1; start <= 3; start++) {
+      members[standby] = member(standby, primary);
+      const from = logLength(m(standby));
+      m(standby).start();
+      await until(`postgres-${standby}'s start ${start} over`, () => !m(standby).running, 60_000, members);
+      const output = startOutput(m(standby), from);
+      expect(output, output).toContain("pg_controldata");
+      expect(output, output).not.toContain("cloning again");
+    }
+    members[standby] = member(standby, primary);
+    const from = logLength(m(standby));
+    m(standby).start();
+    await waitReady(m(standby), 120_000);
+    const log = startOutput(m(standby), from);
+    expect(log, log).toContain("3 starts on this data directory in a row never became Ready: cloning again");
+    expect(sql(m(standby), ip(standby), "SELECT count(*) FROM notes WHERE id = 9")).toBe("1");
+    // Ready: the count begins again.
+    expect(existsSync(join(m(standby).volume("data"), "starts-since-ready"))).toBe(false);
   });
 });

@@ -51,6 +51,19 @@ const REWIND_SETTINGS: readonly (readonly [string, string])[] = [
 ];
 /** standby.signal while pg_rewind runs (its single-user crash recovery refuses standby mode). */
 const SIGNAL_ASIDE = "standby.signal.rewinding";
+/**
+ * A file on the volume with one line per start on the member's data directory since it was last
+ * Ready (the readiness script removes it).
+ */
+const STARTS_FILE = "starts-since-ready";
+/**
+ * After this many starts in a row that never became Ready (the script or the server stopped each
+ * time on what the data directory holds, or the standby never streamed), the member clones again
+ * from the primary, when another member answers as one.
+ */
+const MAX_STARTS_NOT_READY = 3;
+/** A data directory set aside by a failed rewind, or replaced by a new clone (the last one only). */
+const SET_ASIDE_DIR = "pgdata.diverged";
 /** A former primary that finds no other primary looks again after this long before it starts as one. */
 const PRIMARY_RECHECK_SECONDS = 10;
 /**
@@ -263,11 +276,13 @@ serve() {
 # the scratch directory, removed on the next start.
 clone_from() {
   local work="$root/pgdata.clone"
+  echo "cloning the data directory from $1"
   rm -rf "$work"
   pg_basebackup -h "$1" -p ${POSTGRES.port} -U replicator -D "$work" -X stream -S "$slot" --checkpoint=fast
   chmod 0700 "$work"
-  if [ -e "$PGDATA" ]; then rm -rf "$root/pgdata.diverged"; mv "$PGDATA" "$root/pgdata.diverged"; fi
+  if [ -e "$PGDATA" ]; then rm -rf "$root/${SET_ASIDE_DIR}"; mv "$PGDATA" "$root/${SET_ASIDE_DIR}"; fi
   mv "$work" "$PGDATA"
+  rm -f "$root/${STARTS_FILE}"
 }
 
 # The connection to the primary goes through the read-write Service, so after a failover a standby
@@ -295,15 +310,32 @@ follow() {
   start_standby
 }
 
+# With no data directory: clone from the primary. Only ordinal 0 on a volume that never held data
+# initialises a new database, and only while no member answers at all; a member whose data was set
+# aside (a rewind that failed) waits for a primary to clone from, whatever its ordinal.
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   until primary="$(find_primary)"; do
-    if [ "$ordinal" = "0" ] && ! any_peer_answers; then
+    if [ "$ordinal" = "0" ] && [ ! -e "$root/${SET_ASIDE_DIR}" ] && ! any_peer_answers; then
       init_primary
       serve
     fi
     echo "waiting for a primary to clone from"
     sleep 2
   done
+  create_slot "$primary"
+  clone_from "$primary"
+  start_standby
+fi
+
+# Starts on this data directory that never became Ready, in a row: the script or the server stopped
+# each time on what the directory holds (a rewind that did not finish, WAL past the fork point of
+# the primary's timeline), or the standby never streamed. With another member answering as the
+# primary, cloned again from it (the directory set aside); otherwise started as below.
+starts=0
+if [ -e "$root/${STARTS_FILE}" ]; then starts="$(wc -l < "$root/${STARTS_FILE}")"; fi
+date -u +%FT%TZ >> "$root/${STARTS_FILE}"
+if [ "$starts" -ge ${MAX_STARTS_NOT_READY} ] && primary="$(find_primary)"; then
+  echo "$starts starts on this data directory in a row never became Ready: cloning again from $primary"
   create_slot "$primary"
   clone_from "$primary"
   start_standby
@@ -336,8 +368,12 @@ ${REWIND_SETTINGS.map(([name, value]) => `  grep -qxF "${name} = '${value}'" "$P
   PGPASSWORD="$POSTGRES_PASSWORD" pg_rewind -D "$PGDATA" \\
     --source-server="host=$1 port=${POSTGRES.port} user=$POSTGRES_USER dbname=postgres connect_timeout=5" || rewound=$?
   if [ -e "$PGDATA/${SIGNAL_ASIDE}" ]; then mv "$PGDATA/${SIGNAL_ASIDE}" "$PGDATA/standby.signal"; fi
+  # A rewind that failed may have copied part of the primary's files: the directory is set aside at
+  # once, so a start after a clone that fails too clones again instead of using it.
   if [ "$rewound" != 0 ]; then
-    echo "pg_rewind failed: cloning again"
+    echo "pg_rewind failed: the data directory is set aside (${SET_ASIDE_DIR}) and cloned again"
+    rm -rf "$root/${SET_ASIDE_DIR}"
+    mv "$PGDATA" "$root/${SET_ASIDE_DIR}"
     create_slot "$1"
     clone_from "$1"
   fi
@@ -396,7 +432,9 @@ serve
 const READY_SCRIPT = `#!/bin/sh
 ok="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h 127.0.0.1 -p ${POSTGRES.port} -U "$POSTGRES_USER" -d "$POSTGRES_DB" -tAc \\
   "SELECT NOT pg_is_in_recovery() OR EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')")"
-[ "$ok" = "t" ]
+[ "$ok" = "t" ] || exit 1
+# This start served: the count of starts that never became Ready begins again.
+rm -f "${DATA_DIR}/${STARTS_FILE}"
 `;
 
 export function renderPostgres(ctx: RenderContext): ComponentObjects {
