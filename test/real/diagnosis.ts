@@ -1,6 +1,7 @@
 // What a failed real-node test prints so that its failure names its cause: the Postgres members as
 // Kubernetes and Postgres see them (role labels, what the primary Service's Endpoints and
-// EndpointSlices point at, status.postgres, each member's pg_is_in_recovery()), the Sentinels'
+// EndpointSlices point at, status.postgres, each member's pg_is_in_recovery() and the tail of its
+// log), the Sentinels'
 // primary, and what a stand-in says is failing (its /readyz reasons, /metrics failing lines, and
 // the tail of its log); and, as a figure, how often the HA controller's cache was behind. Every probe is bounded in time and never throws: a diagnosis of a broken
 // platform must not fail in its turn.
@@ -53,6 +54,38 @@ function podLine(pod: k8s.V1Pod): string {
     .join(" ");
 }
 
+const LOG_LINES = 25;
+
+/** The last lines a member's postgres container printed, in this run and (after a restart) the one before. */
+async function memberLog(namespace: string, pod: k8s.V1Pod): Promise<string[]> {
+  const name = pod.metadata?.name ?? "";
+  const restarts = pod.status?.containerStatuses?.find((c) => c.name === "postgres")?.restartCount ?? 0;
+  const runs: [label: string, previous: boolean][] = [
+    ["this run", false],
+    ...(restarts > 0 ? [["the run before", true] as [string, boolean]] : []),
+  ];
+  const out: string[] = [];
+  for (const [label, previous] of runs) {
+    const text = await bounded(
+      coreApi().readNamespacedPodLog({
+        namespace,
+        name,
+        container: "postgres",
+        tailLines: LOG_LINES,
+        previous,
+      }),
+    ).catch((err: unknown) => `(no log: ${said(err)})`);
+    out.push(
+      `  ${name} log, ${label} (restarts ${restarts}):`,
+      ...text
+        .trimEnd()
+        .split("\n")
+        .map((l) => `  | ${l}`),
+    );
+  }
+  return out;
+}
+
 /** The Postgres members, the primary Service's endpoints and status.postgres, one fact a line. */
 export async function postgresDiagnosis(
   client: KubeClient,
@@ -75,6 +108,9 @@ export async function postgresDiagnosis(
       lines.push(
         `pod ${podLine(pod)} ${POSTGRES_ROLE_LABEL}=${pod.metadata?.labels?.[POSTGRES_ROLE_LABEL] ?? "(none)"}; ${recovery}`,
       );
+      // Each member in its own words: the tail of its log, and of the run before when its container
+      // restarted (a crash loop's cause is in the run that ended).
+      lines.push(...(await memberLog(namespace, pod)));
     }
   } catch (err) {
     lines.push(`pods: ${said(err)}`);
