@@ -124,7 +124,13 @@ async function runAll(): Promise<number> {
     console.log(
       `${o.name}: exit ${o.code} in ${o.seconds.toFixed(0)} s${m ? `, ${m[0]}` : ", no summary line"}`,
     );
-    for (const line of o.output.split("\n")) if (line.startsWith("failed: ")) console.log(`  ${line}`);
+    // Each failure line and the lines of its error that follow it (summary-reporter.ts).
+    let inFailure = false;
+    for (const line of o.output.split("\n")) {
+      if (line.startsWith("failed: ")) inFailure = true;
+      else if (!line.startsWith("  | ")) inFailure = false;
+      if (inFailure) console.log(`  ${line}`);
+    }
   }
   console.log(`logs: ${logs}`);
   console.log(`all runs in ${((Date.now() - started) / 1000).toFixed(0)} s`);

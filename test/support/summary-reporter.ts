@@ -1,11 +1,25 @@
 // Prints one plain closing line, `tests: N passed, N failed, N skipped`, after vitest's own
 // report, so CI tools that read a closing count line (and people skimming a log) find it; before
 // it, the slowest files with their project and duration, so a run's time budget can be read from
-// its log; and one `failed: <project> <file> > <test>` line per failed test, which
-// `npm test`'s runner (scripts/test-all.ts) gathers from all its runs.
+// its log; and one `failed: <project> <file> > <test>` line per failed test, followed by the first
+// lines of its error (each `  | `), which `npm test`'s runner (scripts/test-all.ts) gathers from all
+// its runs: the closing lines of a long CI log then say why, not only what, failed.
 import type { Reporter, TestModule } from "vitest/node";
 
 const SLOWEST = 15;
+/** Lines of a failed test's first error kept in the summary, and characters per line. */
+const ERROR_LINES = 12;
+const ERROR_LINE_CHARS = 300;
+
+/** A failure's first error, as summary lines. */
+export function errorLines(message: string | undefined): string[] {
+  if (!message) return [];
+  return message
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .slice(0, ERROR_LINES)
+    .map((l) => `  | ${l.length > ERROR_LINE_CHARS ? `${l.slice(0, ERROR_LINE_CHARS)}…` : l}`);
+}
 
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
@@ -26,7 +40,10 @@ export default class SummaryReporter implements Reporter {
         if (state === "passed") passed++;
         else if (state === "failed") {
           failed++;
-          failures.push(`failed: ${module.project.name} ${module.relativeModuleId} > ${test.fullName}`);
+          failures.push(
+            `failed: ${module.project.name} ${module.relativeModuleId} > ${test.fullName}`,
+            ...errorLines(test.result().errors?.[0]?.message),
+          );
         } else skipped++;
       }
     }
