@@ -54,7 +54,7 @@ function podLine(pod: k8s.V1Pod): string {
     .join(" ");
 }
 
-const LOG_LINES = 25;
+const LOG_LINES = 80;
 
 /** The last lines a member's postgres container printed, in this run and (after a restart) the one before. */
 async function memberLog(namespace: string, pod: k8s.V1Pod): Promise<string[]> {
