@@ -417,7 +417,7 @@ const tlsSettings = Type.Object(
         minLength: 2,
         maxLength: 24,
         description:
-          "Validity of each certificate the operator issues from its per-platform CA (not of a Secret you supply), e.g. 2160h (90 days, the default).",
+          "Validity of each certificate the operator issues from its per-platform CA, or with issuerRef the duration of the cert-manager Certificate (at least 1h); not of a Secret you supply. E.g. 2160h (90 days, the default).",
       }),
       "2160h",
     ),
@@ -459,6 +459,14 @@ const tlsSettings = Type.Object(
   {
     description:
       "How the platform certificate (global.tlsSecretName) is issued and renewed when the Secret does not exist: by the operator from a per-platform CA, or by cert-manager (issuerRef). A Secret you create yourself is used as it is and never overwritten.",
+    // cert-manager refuses a Certificate whose duration is under an hour: caught here, with the
+    // field named, instead of as a Certificate that never issues.
+    ...cel({
+      rule: "!has(self.issuerRef) || !has(self.certificateLifetime) || duration(self.certificateLifetime) >= duration('1h')",
+      message:
+        "certificateLifetime must be at least 1h when issuerRef is set: cert-manager issues no shorter certificate",
+      fieldPath: ".certificateLifetime",
+    }),
   },
 );
 
