@@ -96,6 +96,13 @@ const REASON_DOCS = {
     means: "the API server refused an object; the message names it and quotes the error (phase `Error`)",
     todo: "read the error: an admission webhook, a quota, a conflicting object not owned by the platform, RBAC of the operator",
   },
+  NameTaken: {
+    conditions: ["Degraded"],
+    status: "True",
+    means:
+      "an object the platform would create already exists and is not the platform's (no owner reference to it, not labelled as made for it): it is left as it is, not applied, never pruned",
+    todo: "delete or rename that object, or change the spec field that names it (for the platform certificate, `global.tlsSecretName`)",
+  },
   InvalidSpec: {
     conditions: ["Degraded"],
     status: "True",

@@ -45,6 +45,7 @@ import { placementProblems } from "./placement.js";
 import { planPrune } from "./prune.js";
 import { quotaProblems } from "./quota.js";
 import { decodeGeneratedSecrets, randomSecret, renderFor } from "./render-input.js";
+import { findNamesakes } from "./namesakes.js";
 import { tlsProblems } from "./spec-problems.js";
 import { platformStatus, type Outcome } from "./status-input.js";
 import { StatusWriter } from "../shared/status-writer.js";
@@ -245,6 +246,13 @@ export class PlatformReconciler {
       );
     shown.disruption = hold.status;
     outcome.problems.push(...hold.problems);
+    // A namesake that is not the platform's is neither applied nor re-created (pruning never
+    // touches it: it is not the platform's either).
+    const namesakes = findNamesakes(desired, live, {
+      name: platform.metadata.name,
+      uid: platform.metadata.uid ?? "",
+    });
+    outcome.problems.push(...namesakes.problems);
     for (const { workload, message } of hold.bypassed)
       record(ctx, {
         verb: "update",
@@ -253,7 +261,10 @@ export class PlatformReconciler {
         message,
         warning: true,
       });
-    const applicable = desired.filter((o) => !hold.held.has(objectId(o.kind, o.metadata.name)));
+    const applicable = desired.filter((o) => {
+      const id = objectId(o.kind, o.metadata.name);
+      return !hold.held.has(id) && !namesakes.ids.has(id);
+    });
     let recreated = new Set<string>();
     // Each stage is planned from the caches as they are when it starts, then carried out.
     const stages: (() => ClusterAction[])[] = [
