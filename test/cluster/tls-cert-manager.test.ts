@@ -2,7 +2,8 @@
 // cert-manager's own controller, built from its Go module, running against the test cluster: a
 // self-signed Issuer makes a CA, a CA Issuer signs the platform certificate for every name the
 // platform needs, a renewal cert-manager makes rolls the pods that read the certificate only at
-// start, and an issuer that does not exist is named in a condition with nothing deleted.
+// start, an issuer that does not exist is named in a condition with nothing deleted, a
+// ClusterIssuer signs it as well, and a user's Certificate of the same name is not taken over.
 // cluster-alone: the file installs cert-manager's CRDs and removes them after, and every operator
 // on the cluster would watch Certificates meanwhile.
 import { X509Certificate } from "node:crypto";
@@ -44,19 +45,26 @@ const crdNames: string[] = [];
 
 const fx = useOperator({
   namespaces: ["certmanager"],
-  before: async ({ client }) => {
+  before: async ({ client, ns: namespace }) => {
+    const kinds: string[] = [];
     for (const file of ensureCertManagerCrds()) {
-      const crd = parseAllDocuments(readFileSync(file, "utf8"))[0]?.toJS() as KubeObject;
+      const crd = parseAllDocuments(readFileSync(file, "utf8"))[0]?.toJS() as KubeObject & {
+        spec: { group: string; names: { kind: string } };
+      };
       crdNames.push(crd.metadata?.name ?? "");
+      if (crd.spec.group === "cert-manager.io") kinds.push(crd.spec.names.kind);
       await client.apply(crd);
     }
-    // The operator looks for cert-manager's API when it starts: it must be in discovery by then.
+    // The operator looks for cert-manager's API when it starts, and the test makes Issuers and
+    // ClusterIssuers at once: every kind must be served by then (on a cluster just started, the
+    // Issuer CRD was not yet when only Certificate was waited for).
     await eventually(
-      "cert-manager.io/v1 Certificate in discovery",
+      `cert-manager.io/v1 ${kinds.join(", ")} in discovery`,
       async () => {
         const fresh = new KubeClient(loadKubeConfig({ path: kubeconfigPath() }));
         try {
-          return (await fresh.discovery.hasResource(CM, "Certificate")) || undefined;
+          for (const kind of kinds) if (!(await fresh.discovery.hasResource(CM, kind))) return undefined;
+          return true;
         } finally {
           await fresh.close();
         }
@@ -67,6 +75,8 @@ const fx = useOperator({
       stateDir: clusterStateDir(),
       kubeconfig: kubeconfigPath(),
       name: `cert-manager-${process.pid}`,
+      // A ClusterIssuer reads its CA Secret from here: the test's own namespace.
+      clusterResourceNamespace: namespace,
       progress: (line) => console.log(`[cert-manager] ${line}`),
     });
   },
@@ -260,5 +270,98 @@ describe("the platform certificate through cert-manager (global.tls.issuerRef)",
       async () => ready(await client.get<Conditioned>(certificateRef(TLS))) || undefined,
       90_000,
     );
+  });
+
+  it("is issued by a ClusterIssuer when issuerRef names one", async () => {
+    const clusterIssuer = `onto-test-ca-${ns}`;
+    await client.apply({
+      apiVersion: CM,
+      kind: "ClusterIssuer",
+      metadata: { name: clusterIssuer },
+      spec: { ca: { secretName: "test-ca" } },
+    });
+    try {
+      await client.mergePatch(
+        { ...PLATFORM_REF, namespace: ns, name: NAME },
+        { spec: { global: { tls: { issuerRef: { name: clusterIssuer, kind: "ClusterIssuer" } } } } },
+      );
+      await eventually(
+        withLog("the Certificate names the ClusterIssuer and is Ready"),
+        async () => {
+          const c = await client.get<Conditioned>(certificateRef(TLS));
+          const ref = c.spec?.issuerRef as { name?: string; kind?: string } | undefined;
+          return ref?.kind === "ClusterIssuer" && ref.name === clusterIssuer && ready(c) ? c : undefined;
+        },
+        90_000,
+      );
+      await waitForPhase(client, ns, NAME, "Running");
+      const ca = new X509Certificate(pem(await secret("test-ca"), "tls.crt"));
+      expect(new X509Certificate(pem(await secret(TLS), "tls.crt")).verify(ca.publicKey)).toBe(true);
+    } finally {
+      await client.mergePatch(
+        { ...PLATFORM_REF, namespace: ns, name: NAME },
+        { spec: { global: { tls: { issuerRef: { name: "ca", kind: "Issuer" } } } } },
+      );
+      await client.delete({ apiVersion: CM, kind: "ClusterIssuer", name: clusterIssuer });
+    }
+  });
+
+  it("leaves a Certificate of the same name that is not the platform's as it is, names it, and takes the name once it is gone", async () => {
+    // The platform's Certificate deleted by hand would simply be applied again; one a user made
+    // under that name (no owner reference, no labels of the platform) is not taken over. Paused
+    // meanwhile, so the operator does not apply its own again between the two steps.
+    const platformRef = { ...PLATFORM_REF, namespace: ns, name: NAME };
+    await client.mergePatch(platformRef, { spec: { paused: true } });
+    await eventually(
+      "the pause observed",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        return p.status?.observedGeneration === p.metadata.generation || undefined;
+      },
+      60_000,
+    );
+    await client.delete(certificateRef(TLS));
+    await eventually(
+      "the platform's Certificate gone",
+      async () => ((await client.getIfExists(certificateRef(TLS))) ? undefined : true),
+      30_000,
+    );
+    await client.create({
+      apiVersion: CM,
+      kind: "Certificate",
+      metadata: { name: TLS, namespace: ns, labels: { team: "data" } },
+      spec: {
+        secretName: "users-own-tls",
+        commonName: "users-own.example",
+        issuerRef: { name: "ca", kind: "Issuer", group: "cert-manager.io" },
+      },
+    });
+    await client.mergePatch(platformRef, { spec: { paused: false } });
+    const degraded = await eventually(
+      "Degraded with NameTaken",
+      async () => {
+        const p = await readPlatform(client, ns, NAME);
+        const c = p.status?.conditions?.find((x) => x.type === "Degraded");
+        return c?.reason === "NameTaken" ? c : undefined;
+      },
+      60_000,
+    );
+    expect(degraded.message).toContain(`Certificate/${TLS}`);
+    const users = await client.get<Conditioned>(certificateRef(TLS));
+    expect(users.metadata?.ownerReferences ?? []).toEqual([]);
+    expect(users.spec?.secretName).toBe("users-own-tls");
+    expect(users.metadata?.labels).toEqual({ team: "data" });
+    // The user's Certificate removed: the platform's is applied again and the platform runs.
+    await client.delete(certificateRef(TLS));
+    await waitForPhase(client, ns, NAME, "Running");
+    const again = await eventually(
+      withLog("the platform's Certificate again"),
+      async () => {
+        const c = await client.getIfExists<Conditioned>(certificateRef(TLS));
+        return c?.spec?.secretName === TLS && ready(c) ? c : undefined;
+      },
+      90_000,
+    );
+    expect(again.metadata?.ownerReferences?.[0]?.kind).toBe("OntoPlatform");
   });
 });
