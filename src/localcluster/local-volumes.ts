@@ -104,7 +104,13 @@ export async function deleteLocalVolumes(
     await client
       .delete({ apiVersion: "v1", kind: "PersistentVolume", name: pv.metadata?.name ?? "" })
       .catch(() => undefined);
-    rmSync(join(stateDir, "local-volumes", pv.metadata?.name ?? "-"), { recursive: true, force: true });
+    // Retried: a program that was writing into it until moments ago leaves ENOTEMPTY behind.
+    rmSync(join(stateDir, "local-volumes", pv.metadata?.name ?? "-"), {
+      recursive: true,
+      force: true,
+      maxRetries: 5,
+      retryDelay: 200,
+    });
   }
 }
 

@@ -65,7 +65,21 @@ export async function provisionVolumes(
   await ensureLocalVolumes(client, clusterStateDir(), claims);
 }
 
+/**
+ * Removes the namespace's local volumes and their folders, once no pod writes into them: the
+ * workloads are deleted first and their pods waited for (a MinIO member still writing made the
+ * folder's removal fail with ENOTEMPTY).
+ */
 export async function removeVolumes(client: KubeClient, namespace: string): Promise<void> {
+  for (const kind of ["statefulsets", "deployments", "jobs"])
+    await kubectl(["delete", kind, "--all", "-n", namespace, "--wait=false"]);
+  await kubectl(["delete", "pods", "--all", "-n", namespace, "--grace-period=0", "--force", "--wait=false"]);
+  await eventually(
+    `no pod left in ${namespace}`,
+    async () => ((await coreApi().listNamespacedPod({ namespace })).items.length === 0 ? true : undefined),
+    120_000,
+    1_000,
+  ).catch((err: unknown) => console.log(`[volumes] ${String(err)}: removing the folders anyway`));
   await deleteLocalVolumes(client, clusterStateDir(), namespace);
 }
 
