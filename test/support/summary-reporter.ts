@@ -35,16 +35,28 @@ export default class SummaryReporter implements Reporter {
           `failed: ${module.project.name} ${module.relativeModuleId} (did not load or its setup failed)`,
         );
       }
+      let testsFailed = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") passed++;
         else if (state === "failed") {
           failed++;
+          testsFailed++;
           failures.push(
             `failed: ${module.project.name} ${module.relativeModuleId} > ${test.fullName}`,
             ...errorLines(test.result().errors?.[0]?.message),
           );
         } else skipped++;
+      }
+      // Its tests passed but the file failed: a beforeAll or afterAll hook threw. Counted as one
+      // failure, or the closing count would call a failed run clean.
+      const hookErrors = module.errors();
+      if (module.state() === "failed" && testsFailed === 0 && [...module.children.allTests()].length > 0) {
+        failed++;
+        failures.push(
+          `failed: ${module.project.name} ${module.relativeModuleId} (a beforeAll or afterAll hook)`,
+          ...errorLines(hookErrors[0]?.message),
+        );
       }
     }
     const slowest = [...testModules]
