@@ -23,6 +23,7 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { clusterDown, clusterUp } from "../src/localcluster/launcher.js";
 import { testRealNodes, testStateDir, twoNodesStateDir } from "../test/support/state-dir.js";
+import { ERROR_PREFIX, FAILED_PREFIX } from "../test/support/summary-reporter.js";
 
 interface Run {
   name: string;
@@ -127,8 +128,8 @@ async function runAll(): Promise<number> {
     // Each failure line and the lines of its error that follow it (summary-reporter.ts).
     let inFailure = false;
     for (const line of o.output.split("\n")) {
-      if (line.startsWith("failed: ")) inFailure = true;
-      else if (!line.startsWith("  | ")) inFailure = false;
+      if (line.startsWith(FAILED_PREFIX)) inFailure = true;
+      else if (!line.startsWith(ERROR_PREFIX)) inFailure = false;
       if (inFailure) console.log(`  ${line}`);
     }
   }

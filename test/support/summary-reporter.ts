@@ -7,6 +7,9 @@
 import type { Reporter, TestModule } from "vitest/node";
 
 const SLOWEST = 15;
+/** How a failure's line starts, and each line of its error after it (scripts/test-all.ts reads both). */
+export const FAILED_PREFIX = "failed: ";
+export const ERROR_PREFIX = "  | ";
 /** Lines of a failed test's first error kept in the summary, and characters per line. */
 const ERROR_LINES = 12;
 const ERROR_LINE_CHARS = 300;
@@ -18,7 +21,7 @@ export function errorLines(message: string | undefined): string[] {
     .split("\n")
     .filter((l) => l.trim() !== "")
     .slice(0, ERROR_LINES)
-    .map((l) => `  | ${l.length > ERROR_LINE_CHARS ? `${l.slice(0, ERROR_LINE_CHARS)}…` : l}`);
+    .map((l) => `${ERROR_PREFIX}${l.length > ERROR_LINE_CHARS ? `${l.slice(0, ERROR_LINE_CHARS)}…` : l}`);
 }
 
 export default class SummaryReporter implements Reporter {
@@ -32,7 +35,7 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === "failed" && [...module.children.allTests()].length === 0) {
         failed++;
         failures.push(
-          `failed: ${module.project.name} ${module.relativeModuleId} (did not load or its setup failed)`,
+          `${FAILED_PREFIX}${module.project.name} ${module.relativeModuleId} (did not load or its setup failed)`,
         );
       }
       let testsFailed = 0;
@@ -43,7 +46,7 @@ export default class SummaryReporter implements Reporter {
           failed++;
           testsFailed++;
           failures.push(
-            `failed: ${module.project.name} ${module.relativeModuleId} > ${test.fullName}`,
+            `${FAILED_PREFIX}${module.project.name} ${module.relativeModuleId} > ${test.fullName}`,
             ...errorLines(test.result().errors?.[0]?.message),
           );
         } else skipped++;
@@ -54,7 +57,7 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === "failed" && testsFailed === 0 && [...module.children.allTests()].length > 0) {
         failed++;
         failures.push(
-          `failed: ${module.project.name} ${module.relativeModuleId} (a beforeAll or afterAll hook)`,
+          `${FAILED_PREFIX}${module.project.name} ${module.relativeModuleId} (a beforeAll or afterAll hook)`,
           ...errorLines(hookErrors[0]?.message),
         );
       }

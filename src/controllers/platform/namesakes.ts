@@ -6,6 +6,7 @@ import { INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, REASON } from "../../api/
 import type { KubeObject } from "../../kube/index.js";
 import type { RenderedObject } from "../../render/index.js";
 import { objectId } from "./apply.js";
+import { labelledFor, ownerIs } from "./prune.js";
 import type { SpecProblem } from "./status.js";
 
 export interface PlatformIdentity {
@@ -19,9 +20,7 @@ export interface PlatformIdentity {
  * Secret kept by retentionPolicy, has lost its owner reference but not its labels).
  */
 export function isPlatformObject(live: KubeObject, platform: PlatformIdentity): boolean {
-  if ((live.metadata?.ownerReferences ?? []).some((r) => r.uid === platform.uid)) return true;
-  const labels = live.metadata?.labels ?? {};
-  return labels[MANAGED_BY_LABEL] === MANAGED_BY && labels[INSTANCE_LABEL] === platform.name;
+  return ownerIs(live, platform.uid) || labelledFor(live, platform.name);
 }
 
 export interface Namesakes {

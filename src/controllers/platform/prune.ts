@@ -22,14 +22,20 @@ import type { ReadonlyStore } from "../../runtime/index.js";
 import type { ClusterAction } from "../shared/act.js";
 import { objectId } from "./apply.js";
 
+/** Whether `obj` carries the labels of what this operator makes for a platform named `platform`. */
+export function labelledFor(obj: KubeObject, platform: string): boolean {
+  const labels = obj.metadata?.labels;
+  return labels?.[MANAGED_BY_LABEL] === MANAGED_BY && labels[INSTANCE_LABEL] === platform;
+}
+
+/** Whether an owner reference of `obj` names the platform of `uid`. */
+export function ownerIs(obj: KubeObject, uid: string | undefined): boolean {
+  return (obj.metadata?.ownerReferences ?? []).some((r) => r.uid === uid);
+}
+
 /** Whether `obj` is one this platform created (not merely one in its namespace). */
 export function ownedBy(obj: KubeObject, platform: OntoPlatform): boolean {
-  const labels = obj.metadata?.labels;
-  return (
-    labels?.[MANAGED_BY_LABEL] === MANAGED_BY &&
-    labels[INSTANCE_LABEL] === platform.metadata.name &&
-    (obj.metadata?.ownerReferences ?? []).some((r) => r.uid === platform.metadata.uid)
-  );
+  return labelledFor(obj, platform.metadata.name) && ownerIs(obj, platform.metadata.uid);
 }
 
 /** The deletions that leave only `desired` of the platform's objects of `kinds`. */

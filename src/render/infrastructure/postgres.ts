@@ -272,15 +272,23 @@ serve() {
   exec postgres -D "$PGDATA" "\${flags[@]}" "$@"
 }
 
-# Cloned beside PGDATA and renamed into place when complete: a clone killed half-way leaves only
-# the scratch directory, removed on the next start.
+# The data directory moved aside (only the last one is kept), never deleted.
+set_aside() {
+  rm -rf "$root/${SET_ASIDE_DIR}"
+  mv "$PGDATA" "$root/${SET_ASIDE_DIR}"
+}
+
+# Cloned beside PGDATA through this member's slot on the primary at $1 (made first), and renamed
+# into place when complete: a clone killed half-way leaves only the scratch directory, removed on
+# the next start.
 clone_from() {
   local work="$root/pgdata.clone"
   echo "cloning the data directory from $1"
+  create_slot "$1"
   rm -rf "$work"
   pg_basebackup -h "$1" -p ${POSTGRES.port} -U replicator -D "$work" -X stream -S "$slot" --checkpoint=fast
   chmod 0700 "$work"
-  if [ -e "$PGDATA" ]; then rm -rf "$root/${SET_ASIDE_DIR}"; mv "$PGDATA" "$root/${SET_ASIDE_DIR}"; fi
+  if [ -e "$PGDATA" ]; then set_aside; fi
   mv "$work" "$PGDATA"
   rm -f "$root/${STARTS_FILE}"
 }
@@ -304,7 +312,6 @@ follow() {
   if [ "$(slot_status "$1")" = "lost" ]; then
     echo "the primary removed WAL this standby still needed: cloning again"
     psql -h "$1" -p ${POSTGRES.port} -U replicator -d postgres -c "SELECT pg_drop_replication_slot('$slot')"
-    create_slot "$1"
     clone_from "$1"
   fi
   start_standby
@@ -322,7 +329,6 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     echo "waiting for a primary to clone from"
     sleep 2
   done
-  create_slot "$primary"
   clone_from "$primary"
   start_standby
 fi
@@ -336,7 +342,6 @@ if [ -e "$root/${STARTS_FILE}" ]; then starts="$(wc -l < "$root/${STARTS_FILE}")
 date -u +%FT%TZ >> "$root/${STARTS_FILE}"
 if [ "$starts" -ge ${MAX_STARTS_NOT_READY} ] && primary="$(find_primary)"; then
   echo "$starts starts on this data directory in a row never became Ready: cloning again from $primary"
-  create_slot "$primary"
   clone_from "$primary"
   start_standby
 fi
@@ -372,9 +377,7 @@ ${REWIND_SETTINGS.map(([name, value]) => `  grep -qxF "${name} = '${value}'" "$P
   # once, so a start after a clone that fails too clones again instead of using it.
   if [ "$rewound" != 0 ]; then
     echo "pg_rewind failed: the data directory is set aside (${SET_ASIDE_DIR}) and cloned again"
-    rm -rf "$root/${SET_ASIDE_DIR}"
-    mv "$PGDATA" "$root/${SET_ASIDE_DIR}"
-    create_slot "$1"
+    set_aside
     clone_from "$1"
   fi
 }
