@@ -69,11 +69,13 @@ interface Container {
   env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
   envFrom?: { configMapRef?: { name: string } }[];
   resources: { requests: Record<string, string>; limits: Record<string, string> };
-  readinessProbe?: { grpc?: { port: number } };
-  livenessProbe?: { grpc?: { port: number } };
+  startupProbe?: { exec?: unknown };
+  readinessProbe?: { grpc?: { port: number }; exec?: unknown };
+  livenessProbe?: { grpc?: { port: number }; exec?: unknown };
   securityContext?: Record<string, unknown>;
 }
 interface PodSpec {
+  shareProcessNamespace?: boolean;
   containers: Container[];
   initContainers?: Container[];
   securityContext: Record<string, unknown>;
@@ -169,6 +171,21 @@ describe("the seed's production platform", () => {
         });
       }
     }
+  });
+
+  // A timed-out probe command leaves orphans; as process 1, the Postgres postmaster took one's
+  // exit for a crashed backend (test/real/postgres-ha.test.ts shows it on the real node).
+  it("shares one PID namespace (the sandbox reaps orphans) exactly in pods probed by commands", () => {
+    const probedByCommands = (pod: PodSpec) =>
+      pod.containers.some((c) => [c.startupProbe, c.readinessProbe, c.livenessProbe].some((p) => p?.exec));
+    const sharing = podObjects(objects)
+      .filter((o) => template(o).spec.shareProcessNamespace === true)
+      .map((o) => o.metadata.name);
+    expect(sharing.sort()).toEqual(["postgres", "redis"]);
+    for (const o of podObjects(objects))
+      expect(template(o).spec.shareProcessNamespace === true, o.metadata.name).toBe(
+        probedByCommands(template(o).spec),
+      );
   });
 
   it("sets cpu and memory requests and limits on every container, and the pull policy", () => {

@@ -200,6 +200,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a Postgres member whose pg_rewind failed, and whose clone then failed too, started on the half-rewound data directory and crash-looped for good: the directory is set aside before the clone, and a member whose starts on its data directory never became Ready three times in a row clones again from the primary another member is",
   },
+  {
+    revision: 26,
+    components: ["postgres", "redis"],
+    kinds: ["StatefulSet"],
+    restart: "template",
+    why: "pods probed by commands share one PID namespace, so an orphan of a timed-out probe is reaped by the sandbox's pause program: as process 1 of its container, the Postgres postmaster took such an orphan's exit for a crashed backend and ran crash recovery, ending every session of the primary (seen as failovers under load)",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

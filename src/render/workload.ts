@@ -177,6 +177,19 @@ function hardenContainer(c: Container, placement: PodPlacement, owner: Owner): C
 }
 
 /**
+ * Whether the kubelet runs commands in the container to probe it. When such a probe times out, the
+ * runtime kills the command's shell but not what the shell started (psql, redis-cli); that orphan
+ * is handed to process 1 of the PID namespace. In a container of its own that is the server itself:
+ * a Postgres postmaster that reaps a child it does not know, exited with a code other than 0 or 1
+ * (psql ends with 2, or with SIGPIPE once the shell that read its output is gone), takes it for a
+ * crashed backend, ends every session and runs crash recovery. So such pods share one PID
+ * namespace, whose process 1 is the sandbox's pause program, which reaps orphans and nothing more.
+ */
+function runsExecProbes(c: Container): boolean {
+  return [c.startupProbe, c.readinessProbe, c.livenessProbe].some((p) => p?.exec !== undefined);
+}
+
+/**
  * A pod spec every platform pod shares, workload or Job: restricted Pod Security (non-root,
  * seccomp RuntimeDefault, no privilege escalation, no capabilities), the node pool, pull settings,
  * no API token (no platform pod talks to the API server).
@@ -192,6 +205,7 @@ export function hardenedPodSpec(
     serviceAccountName,
     automountServiceAccountToken: false,
     enableServiceLinks: false,
+    ...(parts.containers.some(runsExecProbes) ? { shareProcessNamespace: true } : {}),
     securityContext: {
       runAsNonRoot: true,
       runAsUser: parts.runAsUser,

@@ -25,10 +25,11 @@ import {
   resumeContainer,
   removeVolumes,
   startRealPlatform,
+  withPostgres,
   type RealPlatform,
 } from "./platform-support.js";
 import { cacheBehindPasses } from "./diagnosis.js";
-import { coreApi, loadImages, realNodes } from "./support.js";
+import { coreApi, execIn, kubectl, loadImages, realNodes } from "./support.js";
 import {
   deletePrimaryPod,
   firstOkAfter,
@@ -103,6 +104,42 @@ describe("Postgres failover on the real node", () => {
     const labels = pods.map((x) => x.metadata?.labels?.[POSTGRES_ROLE_LABEL]).sort();
     expect(labels).toEqual(["primary", "standby", "standby"]);
     expect(s.timeline).toBeGreaterThanOrEqual(1);
+  });
+
+  // A probe command the kubelet gives up on (timeoutSeconds) is killed, but not what it started:
+  // that orphan is handed to process 1 of the pod's PID namespace. Here one ends with exit code 2,
+  // as a psql that could not connect does. With the postmaster as process 1 it was taken for a
+  // crashed backend: every session ended and the primary ran crash recovery (failovers under load).
+  it("an orphan ending with exit code 2 in the primary's pod (a timed-out probe's psql) ends no session: no crash recovery", async () => {
+    const primary = await primaryName();
+    const since = new Date();
+    await withPostgres(await ipOf(primary), password, async (session) => {
+      const before = await session.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      const orphan = await execIn(ns, primary, [
+        "sh",
+        "-c",
+        // The inner shell outlives the one that started it, and ends 2 s later with code 2.
+        "sh -c 'sleep 2; exit 2' </dev/null >/dev/null 2>&1 & exit 0",
+      ]);
+      expect(orphan.code, orphan.stderr).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      // The same session still answers, from the same backend.
+      const after = await session.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      expect(after.rows[0]?.pid).toBe(before.rows[0]?.pid);
+    });
+    const log = await kubectl([
+      "logs",
+      "-n",
+      ns,
+      primary,
+      "-c",
+      "postgres",
+      `--since-time=${since.toISOString()}`,
+    ]);
+    const crash = log.stdout
+      .split("\n")
+      .filter((l) => /terminating any other active server processes|exited with exit code/.test(l));
+    expect(crash, "the server's log after the orphan ended").toEqual([]);
   });
 
   it("the primary's pod deleted: the freshest standby is promoted, writes resume through postgres, the old primary rejoins", async () => {
