@@ -75,6 +75,8 @@ export interface Container {
   readinessProbe?: Probe;
   livenessProbe?: Probe;
   startupProbe?: Probe;
+  /** Run by the kubelet before it stops the container on a pod's deletion (not on a kill). */
+  lifecycle?: { preStop?: { exec: { command: string[] } } };
   volumeMounts?: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
   securityContext?: Record<string, unknown>;
   terminationMessagePolicy?: "File" | "FallbackToLogsOnError";

@@ -207,6 +207,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "template",
     why: "pods probed by commands share one PID namespace, so an orphan of a timed-out probe is reaped by the sandbox's pause program: as process 1 of its container, the Postgres postmaster took such an orphan's exit for a crashed backend and ran crash recovery, ending every session of the primary (seen as failovers under load)",
   },
+  {
+    revision: 27,
+    components: ["redis"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "config",
+    why: "a Redis primary stopped by its pod's deletion (a roll, a drain) hands over first: writes paused, a peer's Sentinel asked to fail over, the server following the promoted replica before it stops; a rolled primary cost writes up to 171 s when it came back before the Sentinels had failed over",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

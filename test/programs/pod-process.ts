@@ -20,6 +20,7 @@ interface ExecProbe {
 interface Container {
   name: string;
   command?: string[];
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
   env?: EnvVar[];
   volumeMounts?: { name: string; mountPath: string }[];
   readinessProbe?: ExecProbe;
@@ -195,15 +196,33 @@ export class PodProcess {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** The container stops as on pod deletion: SIGTERM to its main process, SIGKILL after the grace period. */
+  /**
+   * The container stops as on pod deletion: its preStop command first (within the grace period),
+   * then SIGTERM to its main process, SIGKILL when the grace period is over.
+   */
   async stop(graceMs = 30_000): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return;
+    const deadline = Date.now() + graceMs;
+    const preStop = this.container.lifecycle?.preStop?.exec?.command;
+    if (preStop) await this.runHook(preStop, graceMs);
     child.kill("SIGTERM");
-    const timer = setTimeout(() => this.killGroup(), graceMs);
+    const timer = setTimeout(() => this.killGroup(), Math.max(0, deadline - Date.now()));
     await this.exited;
     clearTimeout(timer);
     this.killGroup();
+  }
+
+  /** Runs a hook's command as the kubelet does (without blocking this process), killed at `timeoutMs`. */
+  private async runHook(command: string[], timeoutMs: number): Promise<void> {
+    const [program, ...args] = command.map((part) => translate(part, this.table));
+    const hook = spawn("setpriv", [...this.dropPrivileges(), program ?? "", ...args], {
+      cwd: this.opts.dir,
+      env: this.env,
+      stdio: "ignore",
+      timeout: timeoutMs,
+    });
+    await new Promise((resolve) => hook.once("exit", resolve));
   }
 
   /** The whole container dies at once (SIGKILL to every process of it). */

@@ -274,6 +274,8 @@ describe("Redis Sentinel rendered for a pod, run with the real servers", () => {
       acknowledged: number;
       failed: number;
       lost: number;
+      gapMs: number;
+      stop: string;
     }[] = [];
     // The pod comes back before the Sentinels see it down, while they fail over, and after.
     // A kill (no grace) also drops what the append-only file had not written yet: the primary
@@ -292,6 +294,7 @@ describe("Redis Sentinel rendered for a pod, run with the real servers", () => {
       const loop = new SentinelWriteLoop(password, `${how}-${downMs}`).start();
       await sleep(1_000);
       const gone = at(primary);
+      const logFrom = readFileSync(gone.redis.logFile, "utf8").length;
       if (how === "killed") await Promise.all([gone.redis.kill(), gone.sentinel.kill()]);
       else await Promise.all([gone.redis.stop(), gone.sentinel.stop()]);
       await sleep(downMs);
@@ -301,20 +304,30 @@ describe("Redis Sentinel rendered for a pod, run with the real servers", () => {
       const after = await waitAgreed("a primary after the deletion");
       await waitReplicasInSync(after);
       await sleep(2_000);
-      const { acknowledged, failed } = await loop.stop();
+      const { acknowledged, failed, longestGapMs } = await loop.stop();
       const lost = [...loop.acked].filter(([key, value]) => redisCli(after, "get", key) !== value).length;
-      results.push({ how, downMs, primary, after, acknowledged, failed, lost });
+      // What the preStop hook did, as the next start printed it (a kill runs no hook).
+      const stop =
+        readFileSync(gone.redis.logFile, "utf8")
+          .slice(logFrom)
+          .split("\n")
+          .filter((l) => l.startsWith("before the last stop: "))
+          .at(-1)
+          ?.slice("before the last stop: ".length) ?? "";
+      results.push({ how, downMs, primary, after, acknowledged, failed, lost, gapMs: longestGapMs, stop });
     }
     console.log(
       results
         .map(
           (r) =>
-            `${r.how}, down ${r.downMs} ms: redis-${r.primary} -> redis-${r.after}, ${r.acknowledged} acknowledged, ${r.failed} failed, ${r.lost} lost`,
+            `${r.how}, down ${r.downMs} ms: redis-${r.primary} -> redis-${r.after}, ${r.acknowledged} acknowledged, ${r.failed} failed, ${r.lost} lost, longest write gap ${r.gapMs} ms${r.stop ? `; its stop: ${r.stop}` : ""}`,
         )
         .join("\n"),
     );
     // Each time a replica took over (the restarted member follows it) and nothing acknowledged was lost.
     expect(results.filter((r) => r.after === r.primary || r.lost > 0)).toEqual([]);
+    // A deleted primary (its preStop hook runs) handed over before it stopped; a killed one could not.
+    expect(results.filter((r) => r.how === "deleted" && !r.stop.startsWith("handed over to"))).toEqual([]);
   }, 600_000);
 
   it("a replica the Sentinels had not seen when they failed over leaves the demoted primary for the promoted one", async () => {

@@ -362,7 +362,7 @@ export async function redisPassword(namespace: string): Promise<string> {
  */
 export async function redisStartDecisions(namespace: string, member: string): Promise<string[]> {
   const log = (await kubectl(["logs", "-n", namespace, member, "-c", "redis"])).stdout;
-  return log.split("\n").filter((l) => /^(primary:|named primary|following )/.test(l));
+  return log.split("\n").filter((l) => /^(before the last stop: |primary:|named primary|following )/.test(l));
 }
 
 /** Pod addresses of the Redis members by the name the Sentinels announce (`redis-0.redis-headless.<ns>.svc`). */

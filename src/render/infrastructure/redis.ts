@@ -38,6 +38,8 @@ const DATA_DIR = "/data";
 const SCRIPTS_DIR = "/opt/onto";
 /** Sentinel's own state, rewritten by Sentinel on every change; kept on the pod's volume. */
 const SENTINEL_STATE = `${DATA_DIR}/sentinel/sentinel.conf`;
+/** What the server's last preStop hook did (hand-over or not), printed by its next start. */
+const LAST_STOP_LOG = `${DATA_DIR}/last-stop.log`;
 /** Present while the Sentinel waits for the primary's name to resolve (its liveness allows it). */
 const SENTINEL_WAITING = "/tmp/sentinel-waiting";
 
@@ -216,10 +218,66 @@ ${followSentinels(cli)}`
     : "";
   return `#!/bin/sh
 set -eu
+if [ -f ${LAST_STOP_LOG} ]; then
+  sed 's/^/before the last stop: /' ${LAST_STOP_LOG}
+  rm -f ${LAST_STOP_LOG}
+fi
 ${decide}conf=/tmp/redis.conf
 cp ${SCRIPTS_DIR}/redis.conf "$conf"
 printf 'requirepass "%s"\\nmasterauth "%s"\\n' "$REDIS_PASSWORD" "$REDIS_PASSWORD" >> "$conf"
 ${replication}exec redis-server "$conf"
+`;
+}
+
+/**
+ * Shell run before the server stops on a pod's deletion (preStop; a kill runs nothing): a primary
+ * with a replica online hands over first, so a rolled or drained primary costs clients a failover
+ * of a second or two instead of the Sentinels' detection, election and, when it comes back before
+ * they are done, the hand-over at start. Writes are paused (they wait, not fail) so the replicas
+ * receive the last of them and the one promoted holds every acknowledged write; a peer's Sentinel
+ * (this pod's own is stopping too) is asked to fail over; once the Sentinels name another primary
+ * this server follows it, so the writes that waited are refused (READONLY, the client asks the
+ * Sentinels again) instead of acknowledged here and lost. Without a replica online, or when no
+ * Sentinel promotes one within 15 s, the server stops as the primary, as it did before.
+ */
+function stopRedis(namespace: string, replicas: number, cli: string): string {
+  const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
+  const local = `${cli} -h 127.0.0.1 -p ${REDIS.port}`;
+  // Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
+  const sentinelAt = (host: string) =>
+    `(unset REDISCLI_AUTH; timeout 3 ${cli} -h ${host} -p ${REDIS.sentinelPort} --raw`;
+  return `#!/bin/sh
+set -u
+# The kubelet keeps no output of a hook: the next start of the server prints these lines.
+exec >${LAST_STOP_LOG} 2>&1
+info="$(timeout 3 ${local} info replication 2>/dev/null || true)"
+printf '%s\\n' "$info" | grep -q '^role:master' || exit 0
+if ! printf '%s\\n' "$info" | grep -q '^slave[0-9]*:.*state=online'; then
+  echo "stopping as the primary: no replica online"
+  exit 0
+fi
+${local} client pause 20000 write >/dev/null || true
+asked=""
+for peer in ${peers}; do
+  [ "$peer" != "$ANNOUNCE_HOST" ] || continue
+  reply="$( ${sentinelAt('"$peer"')} sentinel failover ${REDIS.masterName} 2>&1) || true)"
+  echo "stopping as the primary; failover asked of $peer: $reply"
+  if [ "$reply" = "OK" ]; then asked="$peer"; break; fi
+done
+waited=0
+while [ -n "$asked" ] && [ "$waited" -lt 15 ]; do
+  named="$( ${sentinelAt('"$asked"')} sentinel get-master-addr-by-name ${REDIS.masterName} 2>/dev/null) | head -n 1 || true)"
+  if [ -n "$named" ] && [ "$named" != "$ANNOUNCE_HOST" ]; then
+    ${local} replicaof "$named" ${REDIS.port} >/dev/null || true
+    ${local} client unpause >/dev/null || true
+    echo "handed over to $named before stopping"
+    exit 0
+  fi
+  sleep 1
+  waited=$((waited + 1))
+done
+${local} client unpause >/dev/null || true
+echo "stopping as the primary: no Sentinel promoted a replica"
 `;
 }
 
@@ -276,7 +334,12 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
   const config: Record<string, string> = {
     "redis.conf": redisConf(tls),
     "start-redis.sh": startRedis(namespace, settings.replicas, sentinel, cli),
-    ...(sentinel ? { "start-sentinel.sh": startSentinel(namespace, settings.replicas, quorum, tls) } : {}),
+    ...(sentinel
+      ? {
+          "start-sentinel.sh": startSentinel(namespace, settings.replicas, quorum, tls),
+          "stop-redis.sh": stopRedis(namespace, settings.replicas, cli),
+        }
+      : {}),
   };
   const secret = componentSecret(ctx, name, REDIS.secret, [{ key: REDIS.passwordKey, length: 32 }]);
   // redis-cli reads REDISCLI_AUTH, so probes never put the password on a command line.
@@ -326,6 +389,9 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
             startupProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 120 },
             readinessProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 3 },
             livenessProbe: { ...ping(REDIS.port), periodSeconds: 15, timeoutSeconds: 5, failureThreshold: 4 },
+            ...(sentinel
+              ? { lifecycle: { preStop: { exec: { command: ["sh", `${SCRIPTS_DIR}/stop-redis.sh`] } } } }
+              : {}),
             volumeMounts: mounts,
           },
         ];
@@ -346,6 +412,9 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
         return {
           runAsUser: REDIS_UID,
           fsGroup: REDIS_UID,
+          // The hand-over before the stop (up to about 25 s) comes out of this, then the server's
+          // own shutdown (it writes its data set).
+          ...(sentinel ? { terminationGracePeriodSeconds: 60 } : {}),
           containers,
           volumes: [
             { name: "scripts", configMap: { name: configMapName(name) } },
