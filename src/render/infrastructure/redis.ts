@@ -77,6 +77,11 @@ save 300 100
 protected-mode no
 `;
 
+/** Every member's stable name (the headless Service's), space-separated for the scripts' loops. */
+function memberHosts(namespace: string, replicas: number): string {
+  return Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
+}
+
 /**
  * Shell that defines find_primary, which sets $primary (and $epoch) to the primary to follow: of
  * what the peers' Sentinels that answer and the Sentinel state saved on this pod's volume name,
@@ -90,7 +95,7 @@ protected-mode no
  * only with a greater epoch): clients asking that Sentinel were sent to a replica for good.
  */
 function findPrimary(namespace: string, replicas: number, cli: string): string {
-  const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
+  const peers = memberHosts(namespace, replicas);
   return `peers="${peers}"
 find_primary() {
 primary=""; epoch=-1; candidates=""; answering=""; confirmed=""
@@ -241,7 +246,7 @@ ${replication}exec redis-server "$conf"
  * Sentinel promotes one within 15 s, the server stops as the primary, as it did before.
  */
 function stopRedis(namespace: string, replicas: number, cli: string): string {
-  const peers = Array.from({ length: replicas }, (_, i) => podHost("redis", i, namespace)).join(" ");
+  const peers = memberHosts(namespace, replicas);
   const local = `${cli} -h 127.0.0.1 -p ${REDIS.port}`;
   // Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
   const sentinelAt = (host: string) =>
