@@ -322,8 +322,24 @@ describe("Postgres on the real node", () => {
     const restartsBefore =
       (await coreApi().readNamespacedPod({ namespace: ns, name: standby })).status?.containerStatuses?.[0]
         ?.restartCount ?? 0;
-    // The standby loses its data directory (a disk replaced, a volume wiped): on its next start it clones.
-    await execIn(ns, standby, ["sh", "-c", "rm -rf /var/lib/postgresql/data/pgdata"]);
+    // The standby loses its data directory (a disk replaced, a volume wiped): on its next start it
+    // clones. Moved away in one step, not removed file by file under the running server (which
+    // goes on in the moved directory until the kill), and checked: a start on the intact
+    // directory clones nothing (in a CI run whose removal's result was not read, the test then
+    // waited 180 s for a clone it never saw).
+    await eventually(
+      `${standby}'s data directory moved away`,
+      async () => {
+        const moved = await execIn(ns, standby, [
+          "sh",
+          "-c",
+          "cd /var/lib/postgresql/data && { [ ! -e pgdata ] || mv pgdata pgdata.lost; } && [ ! -e pgdata ]",
+        ]);
+        return moved.code === 0 ? true : undefined;
+      },
+      60_000,
+      1_000,
+    );
     const first = await killContainer(ns, standby, "postgres");
     const caught = await withPostgres(primary, pgPassword, async (c) =>
       eventually(
