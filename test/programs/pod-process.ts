@@ -176,11 +176,10 @@ export class PodProcess {
   /** Starts the container's command (as the kubelet would start the container). */
   start(): void {
     if (this.running) throw new Error(`${this.podName}/${this.opts.container} is already running`);
-    const command = (this.container.command ?? []).map((part) => translate(part, this.table));
-    const [program, ...args] = command;
-    if (!program) throw new Error(`${this.podName}/${this.opts.container} has no command`);
+    const command = this.container.command ?? [];
+    if (command.length === 0) throw new Error(`${this.podName}/${this.opts.container} has no command`);
     const log = createWriteStream(this.logFile, { flags: "a" });
-    const child = spawn("setpriv", [...this.dropPrivileges(), program, ...args], {
+    const child = spawn("setpriv", this.asUser(this.fromPod(command)), {
       cwd: this.opts.dir,
       env: this.env,
       detached: true,
@@ -215,8 +214,7 @@ export class PodProcess {
 
   /** Runs a hook's command as the kubelet does (without blocking this process), killed at `timeoutMs`. */
   private async runHook(command: string[], timeoutMs: number): Promise<void> {
-    const [program, ...args] = command.map((part) => translate(part, this.table));
-    const hook = spawn("setpriv", [...this.dropPrivileges(), program ?? "", ...args], {
+    const hook = spawn("setpriv", this.asUser(this.fromPod(command)), {
       cwd: this.opts.dir,
       env: this.env,
       stdio: "ignore",
@@ -246,8 +244,7 @@ export class PodProcess {
   probe(kind: "readinessProbe" | "livenessProbe" | "startupProbe"): boolean {
     const command = this.container[kind]?.exec?.command;
     if (!command) throw new Error(`${this.podName}/${this.opts.container} has no exec ${kind}`);
-    const [program, ...args] = command.map((part) => translate(part, this.table));
-    const r = spawnSync("setpriv", [...this.dropPrivileges(), program ?? "", ...args], {
+    const r = spawnSync("setpriv", this.asUser(this.fromPod(command)), {
       cwd: this.opts.dir,
       env: this.env,
       timeout: 10_000,
@@ -257,8 +254,7 @@ export class PodProcess {
 
   /** Runs a command in the container's environment (like kubectl exec); returns stdout. */
   exec(command: string[]): string {
-    const [program, ...args] = command;
-    const r = spawnSync("setpriv", [...this.dropPrivileges(), program ?? "", ...args], {
+    const r = spawnSync("setpriv", this.asUser(command), {
       cwd: this.opts.dir,
       env: this.env,
       encoding: "utf8",
@@ -277,8 +273,20 @@ export class PodProcess {
     }
   }
 
-  private dropPrivileges(): string[] {
-    return [`--reuid=${this.opts.user.uid}`, `--regid=${this.opts.user.gid}`, "--clear-groups", "--"];
+  /** setpriv's arguments that run `command` as the pod's user, with no other group. */
+  private asUser(command: string[]): string[] {
+    return [
+      `--reuid=${this.opts.user.uid}`,
+      `--regid=${this.opts.user.gid}`,
+      "--clear-groups",
+      "--",
+      ...command,
+    ];
+  }
+
+  /** A command of the pod spec (container command, probe, hook) in the process's world. */
+  private fromPod(command: string[]): string[] {
+    return command.map((part) => translate(part, this.table));
   }
 }
 

@@ -83,6 +83,14 @@ function memberHosts(namespace: string, replicas: number): string {
 }
 
 /**
+ * A command about the primary to the Sentinel at `host`, as a subshell whose output the caller
+ * redirects as one. Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
+ */
+function askSentinel(cli: string, host: string, command: string): string {
+  return `(unset REDISCLI_AUTH; timeout 3 ${cli} -h ${host} -p ${REDIS.sentinelPort} --raw sentinel ${command} ${REDIS.masterName})`;
+}
+
+/**
  * Shell that defines find_primary, which sets $primary (and $epoch) to the primary to follow: of
  * what the peers' Sentinels that answer and the Sentinel state saved on this pod's volume name,
  * newest config epoch first, the first whose server answers that it is a primary; when none answers
@@ -155,8 +163,7 @@ function handOver(cli: string): string {
 tries=0
 while [ "$primary" = "$ANNOUNCE_HOST" ] && [ -n "$answering" ] && [ "$tries" -lt 30 ] && synced_replica; do
   tries=$((tries + 1))
-  # Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
-  reply="$( (unset REDISCLI_AUTH; timeout 3 ${cli} -h "$answering" -p ${REDIS.sentinelPort} --raw sentinel failover ${REDIS.masterName} 2>&1) || true)"
+  reply="$( ${askSentinel(cli, '"$answering"', "failover")} 2>&1 || true)"
   echo "named primary on restart; failover asked of $answering: $reply"
   sleep 1
   find_primary
@@ -248,9 +255,6 @@ ${replication}exec redis-server "$conf"
 function stopRedis(namespace: string, replicas: number, cli: string): string {
   const peers = memberHosts(namespace, replicas);
   const local = `${cli} -h 127.0.0.1 -p ${REDIS.port}`;
-  // Sentinels take no password: REDISCLI_AUTH would only add a warning to the reply.
-  const sentinelAt = (host: string) =>
-    `(unset REDISCLI_AUTH; timeout 3 ${cli} -h ${host} -p ${REDIS.sentinelPort} --raw`;
   return `#!/bin/sh
 set -u
 # The kubelet keeps no output of a hook: the next start of the server prints these lines.
@@ -265,13 +269,13 @@ ${local} client pause 20000 write >/dev/null || true
 asked=""
 for peer in ${peers}; do
   [ "$peer" != "$ANNOUNCE_HOST" ] || continue
-  reply="$( ${sentinelAt('"$peer"')} sentinel failover ${REDIS.masterName} 2>&1) || true)"
+  reply="$( ${askSentinel(cli, '"$peer"', "failover")} 2>&1 || true)"
   echo "stopping as the primary; failover asked of $peer: $reply"
   if [ "$reply" = "OK" ]; then asked="$peer"; break; fi
 done
 waited=0
 while [ -n "$asked" ] && [ "$waited" -lt 15 ]; do
-  named="$( ${sentinelAt('"$asked"')} sentinel get-master-addr-by-name ${REDIS.masterName} 2>/dev/null) | head -n 1 || true)"
+  named="$( ${askSentinel(cli, '"$asked"', "get-master-addr-by-name")} 2>/dev/null | head -n 1 || true)"
   if [ -n "$named" ] && [ "$named" != "$ANNOUNCE_HOST" ]; then
     ${local} replicaof "$named" ${REDIS.port} >/dev/null || true
     ${local} client unpause >/dev/null || true
