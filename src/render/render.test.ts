@@ -817,6 +817,26 @@ describe("inputs from the cluster and the controllers", () => {
     expect(spec(single).updateStrategy).toEqual({ type: "RollingUpdate", rollingUpdate: { partition: 0 } });
   });
 
+  it("has a Postgres primary with standbys stop itself when cut off, and a single member never", () => {
+    const scriptsOf = (objects: RenderedObject[]) =>
+      get(objects, "ConfigMap", "postgres-config").data as Record<string, string>;
+    const three = scriptsOf(render(PRODUCTION));
+    // Cut off: no connection to the API server, and no other member (of the headless Service) answers.
+    expect(three["isolated.sh"]).toContain("/dev/tcp/$KUBERNETES_SERVICE_HOST/$KUBERNETES_SERVICE_PORT");
+    expect(three["isolated.sh"]).toContain("getent ahostsv4 postgres-headless.onto-system.svc");
+    expect(three["ready.sh"]).toContain("bash /opt/onto/isolated.sh");
+    expect(three["ready.sh"]).toContain('pg_ctl -D "$PGDATA" -m fast -W stop');
+    // A former primary does not start as the primary while cut off.
+    expect(three["entrypoint.sh"]).toContain("if ! bash /opt/onto/isolated.sh; then");
+    const single = scriptsOf(
+      render(PRODUCTION, (s) => {
+        s.infrastructure!.postgres!.replicas = 1;
+      }),
+    );
+    expect(single["ready.sh"]).not.toContain("isolated.sh");
+    expect(single["ready.sh"]).not.toContain("pg_ctl");
+  });
+
   it("refuses a platform name too long to be a label value, naming the field", () => {
     const long = { ...PRODUCTION, metadata: { ...PRODUCTION.metadata, name: "p".repeat(64) } };
     expect(() => render(long)).toThrow(/metadata\.name.*at most 63/);

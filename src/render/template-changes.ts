@@ -214,6 +214,13 @@ export const DECLARED_CHANGES: readonly DeclaredChange[] = [
     restart: "config",
     why: "a Redis primary stopped by its pod's deletion (a roll, a drain) hands over first: writes paused, a peer's Sentinel asked to fail over, the server following the promoted replica before it stops; a rolled primary cost writes up to 171 s when it came back before the Sentinels had failed over",
   },
+  {
+    revision: 28,
+    components: ["postgres"],
+    kinds: ["ConfigMap", "StatefulSet"],
+    restart: "template",
+    why: "a Postgres primary cut off by a network partition (neither the API server nor any other member reachable) at two readiness checks 10 s apart stops itself, and does not start as the primary again while cut off: the operator promotes a standby on the other side, and clients on the primary's side went on writing to it, writes the promoted standby never saw; the readiness probe may take 10 s",
+  },
 ];
 
 /** The revision of this render code: the newest declared change. */

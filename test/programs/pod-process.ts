@@ -6,8 +6,19 @@
 // addresses). The kubelet's fsGroup pass over a volume can be replayed before a start.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chownSync, createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { RenderedObject } from "../../src/render/index.js";
+
+// The kubelet gives every container the API server's address (KUBERNETES_SERVICE_HOST and _PORT).
+// The scripts only open a TCP connection to it, to tell a member cut off by a partition from one
+// whose peers are down: a listener of this process stands in for it. Connections are accepted by
+// the kernel, so it answers while a probe's spawnSync blocks this process.
+const apiStandIn = createServer((socket) => socket.destroy());
+await new Promise<void>((resolve) => apiStandIn.listen(0, "127.0.0.1", resolve));
+apiStandIn.unref();
+/** The API server's address as the kubelet gives it to every container, here the stand-in's. */
+export const API_SERVER = { host: "127.0.0.1", port: (apiStandIn.address() as AddressInfo).port };
 
 interface EnvVar {
   name: string;
@@ -91,6 +102,8 @@ export interface PodProcessOptions {
   translations: readonly Translation[];
   /** Prepended to PATH (where the distribution keeps the program's binaries). */
   binPath?: string;
+  /** The API server's address the container is given (API_SERVER by default). */
+  apiServer?: { host: string; port: number };
 }
 
 /** A container of one StatefulSet pod, run as a process. */
@@ -132,6 +145,8 @@ export class PodProcess {
       HOME: opts.dir,
       HOSTNAME: this.podName,
       LANG: "C.UTF-8",
+      KUBERNETES_SERVICE_HOST: (opts.apiServer ?? API_SERVER).host,
+      KUBERNETES_SERVICE_PORT: String((opts.apiServer ?? API_SERVER).port),
     };
     for (const e of this.container.env ?? []) {
       const ref = e.valueFrom?.secretKeyRef;

@@ -48,7 +48,12 @@ function renderObjects(storage?: string): RenderedObject[] {
  * Member `ordinal`, with the read-write Service reaching member `primary`; `faults` replace parts
  * of its scripts (a program that fails where the real one would, on a loaded node).
  */
-function member(ordinal: number, primary = 0, faults: readonly Translation[] = []): PodProcess {
+function member(
+  ordinal: number,
+  primary = 0,
+  faults: readonly Translation[] = [],
+  apiServer?: { host: string; port: number },
+): PodProcess {
   return new PodProcess({
     objects,
     workload: "postgres",
@@ -57,6 +62,7 @@ function member(ordinal: number, primary = 0, faults: readonly Translation[] = [
     dir: join(root, `postgres-${ordinal}`),
     user: systemUser("postgres"),
     binPath: BIN,
+    ...(apiServer ? { apiServer } : {}),
     translations: [
       // The harness has no cluster DNS: the headless Service's answer is the members' addresses,
       // and the read-write Service is the member the operator would label primary.
@@ -577,4 +583,53 @@ describe("Postgres rendered for a pod, run with the real server", () => {
     // Ready: the count begins again.
     expect(existsSync(join(m(standby).volume("data"), "starts-since-ready"))).toBe(false);
   });
+
+  it("a primary cut off from the API server and from every other member stops itself at a readiness check 10 s after the first that found it so, and does not start as the primary while cut off", async () => {
+    const primary = [0, 1, 2].find(isPrimary) ?? -1;
+    const others = [0, 1, 2].filter((o) => o !== primary);
+    const data = m(primary).volume("data");
+    // The other members stopped, the API server still answering: no partition, nothing stops.
+    await Promise.all(others.map((o) => m(o).stop()));
+    for (let i = 0; i < 3; i++) {
+      expect(m(primary).probe("readinessProbe"), "Ready while the API server answers").toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+    }
+    expect(isPrimary(primary)).toBe(true);
+    // Cut off: the API server's address no longer answers either (nothing listens on port 1). The
+    // same member, probed with that address.
+    const cutOff = member(primary, primary, [], { host: "127.0.0.1", port: 1 });
+    const from = logLength(m(primary));
+    expect(cutOff.probe("readinessProbe"), "still Ready at the first check").toBe(true);
+    expect(existsSync(join(data, "isolated-since")), "the first check found it cut off").toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    // The check 10 s later stops it, with a fast shutdown.
+    expect(cutOff.probe("readinessProbe")).toBe(false);
+    await until(`postgres-${primary} stopped itself`, () => !m(primary).running, 30_000, members);
+    expect(readFileSync(join(data, "fenced.log"), "utf8")).toContain("stopped itself (fast shutdown)");
+    expect(startOutput(m(primary), from)).toContain("received fast shutdown request");
+    members[primary] = cutOff;
+    // Started again while still cut off: past the minute a former primary waits for its peers it
+    // still does not start as the primary.
+    const again = logLength(m(primary));
+    m(primary).start();
+    await until(
+      `postgres-${primary} refusing to start as the primary while cut off`,
+      () => startOutput(m(primary), again).includes("not starting as the primary"),
+      120_000,
+      members,
+    );
+    const said = startOutput(m(primary), again);
+    expect(said, said).toContain("before this start: ");
+    expect(said, said).toContain("stopped itself");
+    expect(() => isPrimary(primary), "serving while cut off").toThrow();
+    expect(existsSync(join(data, "fenced.log")), "said once").toBe(false);
+    // The partition heals: the API server answers and the other members come back; it goes on.
+    await m(primary).stop();
+    members[primary] = member(primary, primary);
+    m(primary).start();
+    for (const o of others) m(o).start();
+    await waitReady(m(primary), 120_000);
+    expect(isPrimary(primary)).toBe(true);
+    for (const o of others) await waitReady(m(o), 120_000);
+  }, 360_000);
 });

@@ -3,6 +3,7 @@
 // pod address (the host routes to pods; ClusterIPs work from pods only), the generated
 // credentials, and clients from the host: pg, ioredis through the Sentinels, MinIO's client.
 import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import * as https from "node:https";
@@ -253,6 +254,71 @@ export async function pauseContainer(namespace: string, pod: string, container: 
 
 export function resumeContainer(id: string): void {
   ctrTasks(["resume", id]);
+}
+
+/** The process of the pod's sandbox (its pause process), which holds the pod's network namespace. */
+async function sandboxPid(namespace: string, pod: string): Promise<number> {
+  const status = (await coreApi().readNamespacedPod({ namespace, name: pod })).status;
+  const id = status?.containerStatuses
+    ?.find((s) => s.state?.running)
+    ?.containerID?.replace(/^containerd:\/\//, "");
+  if (!id) throw new Error(`${namespace}/${pod} has no running container`);
+  const runtime = realNodeRuntimes(clusterStateDir())[0];
+  if (!runtime) throw new Error("no real node runtime");
+  const tasks = execFileSync(
+    join(runtime.containerdDir, "ctr"),
+    ["--address", runtime.address, "-n", "k8s.io", "tasks", "ls"],
+    {
+      encoding: "utf8",
+    },
+  );
+  const pid = tasks
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .find(([task]) => task === id)?.[1];
+  if (!pid) throw new Error(`no task ${id} on the real node`);
+  const net = readlinkSync(`/proc/${pid}/ns/net`);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (
+        readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "pause" &&
+        readlinkSync(`/proc/${entry}/ns/net`) === net
+      )
+        return Number(entry);
+    } catch {
+      // Exited while being looked at.
+    }
+  }
+  throw new Error(`no pause process shares the network of ${namespace}/${pod}`);
+}
+
+/** The rules that drop every packet in and out of a pod's interface (loopback stays). */
+const CUT_RULES = [
+  ["INPUT", "-i", "eth0", "-j", "DROP"],
+  ["OUTPUT", "-o", "eth0", "-j", "DROP"],
+];
+
+/**
+ * Cuts a pod off the network, as a partition would: every packet in and out of its interface is
+ * dropped, in its own network namespace (the pod's containers restart inside it; exec and probes,
+ * which do not use the network, go on). Resolves to a function that removes the cut, which does
+ * nothing once the pod (its sandbox) is gone.
+ */
+export async function cutPodNetwork(namespace: string, pod: string): Promise<() => void> {
+  const pid = await sandboxPid(namespace, pod);
+  const iptables = (op: string, rule: string[]): void => {
+    execFileSync("nsenter", [`--net=/proc/${pid}/ns/net`, "--", "iptables", "-w", op, ...rule], {
+      stdio: "pipe",
+    });
+  };
+  for (const rule of CUT_RULES) iptables("-I", rule);
+  let healed = false;
+  return () => {
+    if (healed || !existsSync(`/proc/${pid}/ns/net`)) return;
+    healed = true;
+    for (const rule of CUT_RULES) iptables("-D", rule);
+  };
 }
 
 // ---------------------------------------------------------------- port-forward

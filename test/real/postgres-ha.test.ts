@@ -8,7 +8,7 @@
 // be restarted by the operator and rewind onto the new timeline. Then a change of the members' pod
 // template is rolled by the operator (standbys first, the primary last), and last, synchronous replication is turned on and a failover under the writer must lose no
 // acknowledged write.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { POSTGRES_ROLE_LABEL } from "../../src/api/index.js";
 import { parseLsn } from "../../src/controllers/postgres-ha/decisions.js";
 import { ROLLING_UPDATE_REASON, STREAMING_STANDBY } from "../../src/controllers/postgres-ha/index.js";
@@ -17,6 +17,7 @@ import { awaitSwitchover, requestSwitchover, SwitchoverRefused } from "../../src
 import { eventually } from "../support/cluster.js";
 import { readPlatform } from "../support/platform.js";
 import {
+  cutPodNetwork,
   killContainer,
   pauseContainer,
   podsOf,
@@ -328,6 +329,92 @@ async function forkView(
     replay: parseLsn(r?.replay),
   };
 }
+
+// A network partition: the primary's pod cut off (every packet of its interface dropped) while its
+// server runs on. The operator cannot reach it and promotes a standby; clients on the cut-off side
+// (here: psql inside the pod, over loopback) could go on writing to it, writes the promoted
+// standby never sees. It stops itself once it has found itself cut off at two readiness checks.
+describe("Postgres fencing on the real node", () => {
+  it("a primary cut off from the network stops itself, a standby is promoted, and once the cut is healed the old primary rejoins as a standby", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 31_000)); // the failover cooldown
+    const old = await primaryName();
+    for (const m of MEMBERS.filter((x) => x !== old)) await rejoined(m);
+    const uid = (await podsOf(ns, "postgres")).find((x) => x.metadata?.name === old)?.metadata?.uid;
+    const heal = await cutPodNetwork(ns, old);
+    onTestFinished(heal); // a failed case leaves no pod cut off behind it
+    const t0 = Date.now();
+    // One write a second from inside the cut-off pod, each with its own id below zero (the writer's
+    // are above), until it is refused and a standby has been promoted.
+    const local: { at: number; ok: boolean; why: string }[] = [];
+    let promoted: Awaited<ReturnType<typeof state>> | undefined;
+    for (let i = 1; Date.now() - t0 < 180_000; i++) {
+      const at = Date.now();
+      const run = await execIn(ns, old, [
+        "sh",
+        "-c",
+        `PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=2 psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -Atqc "INSERT INTO ha_writes (id) VALUES (-${i})"`,
+      ]);
+      local.push({ at, ok: run.code === 0, why: run.stderr.trim().split("\n")[0] ?? "" });
+      const s = await state();
+      if (s.currentPrimary !== old && s.lastFailover && Date.parse(s.lastFailover.at) > t0) promoted = s;
+      if (promoted && local.at(-1)?.ok === false) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1_000 - (Date.now() - at))));
+    }
+    const lastOk = local.filter((w) => w.ok).at(-1)?.at ?? t0;
+    const refused = local.find((w) => !w.ok && w.at > lastOk);
+    expect(promoted, "a standby promoted while the primary was cut off").toBeDefined();
+    expect(
+      refused,
+      `a write refused inside the cut-off pod; the last: ${JSON.stringify(local.at(-1))}`,
+    ).toBeDefined();
+    const decided = Date.parse(promoted?.lastFailover?.at ?? "");
+    figures["network cut: cut -> promotion decided (s)"] = ((decided - t0) / 1000).toFixed(1);
+    figures["network cut: cut -> last write accepted inside the cut-off pod (s)"] = (
+      (lastOk - t0) /
+      1000
+    ).toFixed(1);
+    figures["network cut: cut -> first write refused inside it after that (s)"] = (
+      ((refused?.at ?? t0) - t0) /
+      1000
+    ).toFixed(1);
+    figures["network cut: writes accepted inside the cut-off pod after the promotion"] = String(
+      local.filter((w) => w.ok && w.at > decided).length,
+    );
+    figures["network cut: first refusal"] = refused?.why ?? "";
+    expect(promoted?.lastFailover?.reason).toBe("PrimaryNotAnswering");
+    // The writer's writes go to the promoted primary.
+    const ok = await firstOkAfter(decided);
+    figures["network cut: promotion -> writes accepted through postgres (s)"] = (
+      (ok - decided) /
+      1000
+    ).toFixed(1);
+    // Refused because the server stopped itself, not a moment's failure: it stays refused.
+    const still = await execIn(ns, old, [
+      "sh",
+      "-c",
+      `PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=2 psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -Atqc "SELECT 1"`,
+    ]);
+    expect(still.code, "the cut-off member answers no query while cut off").not.toBe(0);
+
+    const healed = Date.now();
+    heal();
+    await rejoined(old);
+    figures["network cut: healed -> the old primary streams as a standby (s)"] = (
+      (Date.now() - healed) /
+      1000
+    ).toFixed(1);
+    const replaced =
+      (await podsOf(ns, "postgres")).find((x) => x.metadata?.name === old)?.metadata?.uid !== uid;
+    const start = await startScriptLines(old);
+    figures["network cut: the old primary's start"] = `${replaced ? "(its pod was replaced) " : ""}${start}`;
+    if (!replaced) expect(start).toContain("stopped itself");
+    // Up to the promotion the old primary acknowledged the writer's writes; after it, nothing is lost.
+    const lost = await setAsideLosses(decided);
+    figures["network cut: acknowledged writes lost (async)"] = String(lost.length);
+    expect(await lostWrites(Date.now()), "acknowledged after the promotion, then lost").toEqual([]);
+    expect(sampler.doubled).toEqual([]);
+  });
+});
 
 describe("Postgres switchover on the real node", () => {
   it("refuses a switchover to a member that does not exist, or to the primary, with the reason", async () => {

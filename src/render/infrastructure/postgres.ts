@@ -73,6 +73,20 @@ const PRIMARY_RECHECK_SECONDS = 10;
  * beside the standby promoted a moment before.
  */
 const PRIMARY_UNANSWERED_SECONDS = 60;
+/**
+ * A primary that reaches neither the API server nor any other member (isolated.sh) at two
+ * readiness checks this far apart stops itself: cut off by a network partition, it is failed over
+ * from (the operator promotes a standby once the primary stops answering it, failoverDelaySeconds),
+ * and clients cut off with it must not go on writing to a server whose writes the promoted
+ * standby never sees. Two checks, not one, so one slow moment is not taken for a partition.
+ */
+const FENCE_AFTER_SECONDS = 10;
+/** On the volume: when the primary's readiness script first found it cut off (removed when it is not). */
+const ISOLATED_SINCE_FILE = "isolated-since";
+/** On the volume: why the member stopped itself, printed and removed by the next start. */
+const FENCED_FILE = "fenced.log";
+/** The script that says whether this member is cut off (exit 0) or not (exit 1). */
+const ISOLATED_SCRIPT = "isolated.sh";
 
 /**
  * WAL a standby's replication slot may hold back on the primary: a quarter of the volume, at least
@@ -177,6 +191,12 @@ export PGPASSWORD="$REPLICATION_PASSWORD"
 if [ -d "$PGDATA" ]; then chmod 0700 "$PGDATA"; fi
 # A standby's signal file set aside by a pg_rewind that did not finish (see rewind_onto).
 if [ -e "$PGDATA/${SIGNAL_ASIDE}" ]; then mv "$PGDATA/${SIGNAL_ASIDE}" "$PGDATA/standby.signal"; fi
+# Why the last run stopped itself (cut off as the primary: ready.sh), said once.
+rm -f "$root/${ISOLATED_SINCE_FILE}"
+if [ -s "$root/${FENCED_FILE}" ]; then
+  echo "before this start: $(tr '\\n' ' ' < "$root/${FENCED_FILE}")"
+  rm -f "$root/${FENCED_FILE}"
+fi
 
 # Every member's address (the headless Service publishes members that are not Ready too). This
 # member is not running yet, so it never answers itself.
@@ -397,7 +417,9 @@ fi
 #     failoverDelaySeconds' default, so a primary that crashed is failed over from rather than
 #     racing the promotion), then starts;
 #   other members are listed but none answers (or their names do not resolve): it keeps looking,
-#     and starts only after ${PRIMARY_UNANSWERED_SECONDS} s of that.
+#     and starts only after ${PRIMARY_UNANSWERED_SECONDS} s of that, and only while the API server
+#     can be reached: a member cut off from it and from every other member is on the wrong side
+#     of a partition, where a standby may have been promoted already.
 primary=""
 rechecked=""
 unanswered_until=$(( $(date +%s) + ${PRIMARY_UNANSWERED_SECONDS} ))
@@ -413,8 +435,11 @@ until primary="$(find_primary)"; do
     sleep ${PRIMARY_RECHECK_SECONDS}
     continue
   elif [ "$(date +%s)" -ge "$unanswered_until" ]; then
-    echo "no other member answered for ${PRIMARY_UNANSWERED_SECONDS} s: going on as the primary"
-    break
+    if ! bash ${SCRIPTS_DIR}/${ISOLATED_SCRIPT}; then
+      echo "no other member answered for ${PRIMARY_UNANSWERED_SECONDS} s: going on as the primary"
+      break
+    fi
+    echo "cut off from the API server and from every other member: not starting as the primary"
   else
     echo "other members are listed but none answers yet: looking again"
   fi
@@ -429,16 +454,66 @@ serve
 `;
 }
 
-// Ready: the primary accepts connections; a standby also streams from the primary right now
-// (pg_stat_wal_receiver), so one that cannot follow leaves postgres-ro instead of serving ever
-// older data.
-const READY_SCRIPT = `#!/bin/sh
-ok="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h 127.0.0.1 -p ${POSTGRES.port} -U "$POSTGRES_USER" -d "$POSTGRES_DB" -tAc \\
-  "SELECT NOT pg_is_in_recovery() OR EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')")"
-[ "$ok" = "t" ] || exit 1
-# This start served: the count of starts that never became Ready begins again.
+/**
+ * Exit 0 when no TCP connection to the API server opens (the address the kubelet gives every pod,
+ * tried for 2 s) and no other member accepts a connection (its name looked up and each member
+ * tried within 3 s in all): the member is cut off. Both, not the API server alone, so a control
+ * plane that is down does not stop a primary its standbys still reach. Without DNS (the usual
+ * partition) the lookup finds no member.
+ */
+function isolatedScript(headless: string): string {
+  return `#!/bin/bash
+if timeout 2 bash -c 'exec 3<>"/dev/tcp/$KUBERNETES_SERVICE_HOST/$KUBERNETES_SERVICE_PORT"' 2>/dev/null; then exit 1; fi
+other_member_answers() {
+  local self host
+  self="$(getent ahostsv4 "$HOSTNAME" | awk 'NR == 1 {print $1}')"
+  for host in $(getent ahostsv4 ${headless} | awk '{print $1}' | sort -u); do
+    if [ "$host" != "$self" ] && pg_isready -q -t 1 -h "$host" -p ${POSTGRES.port}; then return 0; fi
+  done
+  return 1
+}
+export -f other_member_answers
+if timeout 3 bash -c other_member_answers; then exit 1; fi
+exit 0
+`;
+}
+
+/**
+ * Ready: the primary accepts connections; a standby also streams from the primary right now
+ * (pg_stat_wal_receiver), so one that cannot follow leaves postgres-ro instead of serving ever
+ * older data. With other members to fail over to (`fence`), a primary found cut off at two checks
+ * ${FENCE_AFTER_SECONDS} s apart stops itself (a fast shutdown; FENCE_AFTER_SECONDS says why), and
+ * its next start does not go on as the primary while it stays cut off (entrypoint.sh).
+ */
+function readyScript(fence: boolean): string {
+  const since = `${DATA_DIR}/${ISOLATED_SINCE_FILE}`;
+  const fenceLines = `if [ "$state" = primary ]; then
+  if bash ${SCRIPTS_DIR}/${ISOLATED_SCRIPT}; then
+    now="$(date +%s)"
+    [ -s "${since}" ] || echo "$now" > "${since}"
+    first="$(cat "${since}")"
+    if [ $((now - first)) -ge ${FENCE_AFTER_SECONDS} ]; then
+      echo "$(date -u +%FT%TZ) the primary was cut off from the API server and from every other member for $((now - first)) s: stopped itself (fast shutdown)" >> "${DATA_DIR}/${FENCED_FILE}"
+      rm -f "${since}"
+      pg_ctl -D "$PGDATA" -m fast -W stop >/dev/null
+      exit 1
+    fi
+  else
+    rm -f "${since}"
+  fi
+fi
+`;
+  return `#!/bin/sh
+state="$(PGPASSWORD="$POSTGRES_PASSWORD" psql -h 127.0.0.1 -p ${POSTGRES.port} -U "$POSTGRES_USER" -d "$POSTGRES_DB" -tAc \\
+  "SELECT CASE WHEN NOT pg_is_in_recovery() THEN 'primary' WHEN EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming') THEN 'streaming' ELSE 'behind' END")"
+case "$state" in
+  primary | streaming) ;;
+  *) exit 1 ;;
+esac
+${fence ? fenceLines : ""}# This start served: the count of starts that never became Ready begins again.
 rm -f "${DATA_DIR}/${STARTS_FILE}"
 `;
+}
 
 export function renderPostgres(ctx: RenderContext): ComponentObjects {
   const name = "postgres";
@@ -455,7 +530,8 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
   const tls = tlsSecret !== undefined;
   const config = {
     "entrypoint.sh": entrypoint(hosts, synchronous, tls),
-    "ready.sh": READY_SCRIPT,
+    "ready.sh": readyScript(settings.replicas > 1),
+    [ISOLATED_SCRIPT]: isolatedScript(hosts.headless),
     [HBA_FILE]: hbaConf(tls),
   };
   const reloadableConfig = { [RELOADABLE_FILE]: reloadableConf(storage) };
@@ -466,7 +542,8 @@ export function renderPostgres(ctx: RenderContext): ComponentObjects {
   const accepting = {
     exec: { command: ["pg_isready", "-q", "-h", "127.0.0.1", "-U", POSTGRES.user, "-d", POSTGRES.database] },
   };
-  const streaming = { exec: { command: ["sh", `${SCRIPTS_DIR}/ready.sh`] }, timeoutSeconds: 5 };
+  // Up to 5 s for isolated.sh when the API server does not answer, besides psql on a loaded node.
+  const streaming = { exec: { command: ["sh", `${SCRIPTS_DIR}/ready.sh`] }, timeoutSeconds: 10 };
   const built = buildWorkload(
     {
       ...workloadBase(ctx, name),
