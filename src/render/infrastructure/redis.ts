@@ -395,8 +395,10 @@ export function renderRedis(ctx: RenderContext): ComponentObjects {
             env,
             resources: mainResources(ctx, name),
             // Loading a large dataset answers LOADING to PING: up to 10 minutes before liveness counts.
-            startupProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 120 },
-            readinessProbe: { ...ping(REDIS.port), periodSeconds: 5, failureThreshold: 3 },
+            // 3 s, not the default 1 s: on a loaded node a PING answered in time was counted as a
+            // failure dozens of times a run (the kubelet's "timed out after 1s").
+            startupProbe: { ...ping(REDIS.port), periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 120 },
+            readinessProbe: { ...ping(REDIS.port), periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
             livenessProbe: { ...ping(REDIS.port), periodSeconds: 15, timeoutSeconds: 5, failureThreshold: 4 },
             ...(sentinel
               ? { lifecycle: { preStop: { exec: { command: ["sh", `${SCRIPTS_DIR}/stop-redis.sh`] } } } }
