@@ -13,16 +13,31 @@ import type { ClusterInfo } from "../../src/localcluster/launcher.js";
 
 export const PLATFORM_NAME = "onto-minimal";
 
+/**
+ * A request path with the namespace and the object's name left out, so requests add up per kind
+ * of object and subresource: /api/v1/namespaces/a/services/b -> /api/v1/namespaces/-/services/-.
+ */
+export function resourcePath(path: string): string {
+  const parts = path.split("/");
+  // ["", "api", v, ...] or ["", "apis", group, v, ...]: the rest is [namespaces, ns,] resource[, name[, sub]].
+  const at = parts[1] === "apis" ? 4 : 3;
+  const rest = parts.slice(at);
+  if (rest[0] === "namespaces" && rest.length > 2) rest[1] = "-";
+  const resource = rest[0] === "namespaces" && rest.length > 2 ? 2 : 0;
+  if (rest.length > resource + 1) rest[resource + 1] = "-";
+  return [...parts.slice(0, at), ...rest].join("/");
+}
+
 /** Requests by HTTP method since the last reset. */
 export class RequestCounter {
   counts: Record<string, number> = {};
-  /** By "METHOD path" (query left off), to say where the requests went. */
+  /** By "METHOD path" (query, namespace and name left off: resourcePath), to say where the requests went. */
   paths: Record<string, number> = {};
 
   observe(client: KubeClient): void {
     client.onRequest((r) => {
       this.counts[r.method] = (this.counts[r.method] ?? 0) + 1;
-      const key = `${r.method} ${r.path.split("?")[0] ?? ""}`;
+      const key = `${r.method} ${resourcePath(r.path.split("?")[0] ?? "")}`;
       this.paths[key] = (this.paths[key] ?? 0) + 1;
     });
   }

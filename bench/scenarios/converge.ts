@@ -89,7 +89,7 @@ export async function converge(env: BenchEnv, figs: FigureSet): Promise<Converge
       running.push(performance.now() - start);
       requests.push(env.requests.total());
       writes.push(env.requests.writes());
-      env.log(`converge operator requests by path: ${env.requests.top(6).join("; ")}`);
+      env.log(`converge operator requests by kind: ${env.requests.top(8).join("; ")}`);
     } else {
       const rendered = renderedYaml(ns, apiVersions);
       objects = rendered.count;

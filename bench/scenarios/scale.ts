@@ -72,6 +72,7 @@ export async function scale(env: BenchEnv, figs: FigureSet, platforms: number): 
   const allMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuBefore);
   const requests = env.requests.total();
+  env.log(`scale ${platforms}: operator requests by kind: ${env.requests.top(10).join("; ")}`);
   const [r50, r99] = await quantiles(metrics.reconcileTime, [0.5, 0.99]);
   const [q99] = await quantiles(metrics.workqueueQueueDuration, [0.99]);
 
