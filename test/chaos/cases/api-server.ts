@@ -41,8 +41,8 @@ export async function compactEtcd(): Promise<string> {
   return range.header.revision;
 }
 
-/** The operator has applied the change: the generation observed and the Deployment's replicas set. */
-async function applied(client: KubeClient, namespace: string, replicas: number): Promise<true | undefined> {
+/** The platform and its gateway Deployment as the API server has them now. */
+async function observe(client: KubeClient, namespace: string): Promise<{ p: OntoPlatform; d?: Workload }> {
   const p = await readPlatform(client, namespace, NAME);
   const d = await client.getIfExists<Workload>({
     apiVersion: "apps/v1",
@@ -50,23 +50,26 @@ async function applied(client: KubeClient, namespace: string, replicas: number):
     namespace,
     name: "gateway",
   });
-  return p.status?.observedGeneration === p.metadata.generation && d?.spec?.replicas === replicas
-    ? true
-    : undefined;
+  return { p, ...(d ? { d } : {}) };
 }
 
+type Observed = Awaited<ReturnType<typeof observe>>;
+
+/** The operator has applied the change: the generation observed and the Deployment's replicas set. */
+function isApplied({ p, d }: Observed, replicas: number): boolean {
+  return p.status?.observedGeneration === p.metadata.generation && d?.spec?.replicas === replicas;
+}
+
+async function applied(client: KubeClient, namespace: string, replicas: number): Promise<true | undefined> {
+  return isApplied(await observe(client, namespace), replicas) ? true : undefined;
+}
+
+/** The change applied, and the platform Running with the new replicas Ready. */
 async function converged(client: KubeClient, namespace: string, replicas: number): Promise<true | undefined> {
-  const p = await readPlatform(client, namespace, NAME);
-  const d = await client.getIfExists<Workload>({
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    namespace,
-    name: "gateway",
-  });
-  return p.status?.observedGeneration === p.metadata.generation &&
-    p.status?.phase === "Running" &&
-    d?.spec?.replicas === replicas &&
-    d.status?.readyReplicas === replicas
+  const now = await observe(client, namespace);
+  return isApplied(now, replicas) &&
+    now.p.status?.phase === "Running" &&
+    now.d?.status?.readyReplicas === replicas
     ? true
     : undefined;
 }
