@@ -183,17 +183,27 @@ export async function deletePod(
 
 // ---------------------------------------------------------------- containers on the node
 
-/** Runs `ctr tasks <args>` against the real node's containerd. */
-function ctrTasks(args: string[]): void {
+/** Runs `ctr tasks <args>` against the real node's containerd; resolves to its output. */
+function ctrTasks(args: string[]): string {
   const runtime = realNodeRuntimes(clusterStateDir())[0];
   if (!runtime) throw new Error("no real node runtime");
-  execFileSync(
+  return execFileSync(
     join(runtime.containerdDir, "ctr"),
     ["--address", runtime.address, "-n", "k8s.io", "tasks", ...args],
-    {
-      stdio: "pipe",
-    },
+    { encoding: "utf8", stdio: "pipe" },
   );
+}
+
+/** The ID of the pod's container the status shows running (`container`, or any), if one is. */
+async function runningContainerId(
+  namespace: string,
+  pod: string,
+  container?: string,
+): Promise<string | undefined> {
+  const statuses =
+    (await coreApi().readNamespacedPod({ namespace, name: pod })).status?.containerStatuses ?? [];
+  const status = statuses.find((s) => (container === undefined || s.name === container) && s.state?.running);
+  return status?.containerID?.replace(/^containerd:\/\//, "");
 }
 
 /**
@@ -210,10 +220,7 @@ async function onRunningContainer(
   return eventually(
     `a running ${container} container of ${namespace}/${pod}`,
     async () => {
-      const status = (
-        await coreApi().readNamespacedPod({ namespace, name: pod })
-      ).status?.containerStatuses?.find((s) => s.name === container);
-      const id = status?.state?.running ? status.containerID?.replace(/^containerd:\/\//, "") : undefined;
+      const id = await runningContainerId(namespace, pod, container);
       if (!id || id === notId) return undefined;
       try {
         ctrTasks([...verb, id]);
@@ -258,21 +265,9 @@ export function resumeContainer(id: string): void {
 
 /** The process of the pod's sandbox (its pause process), which holds the pod's network namespace. */
 async function sandboxPid(namespace: string, pod: string): Promise<number> {
-  const status = (await coreApi().readNamespacedPod({ namespace, name: pod })).status;
-  const id = status?.containerStatuses
-    ?.find((s) => s.state?.running)
-    ?.containerID?.replace(/^containerd:\/\//, "");
+  const id = await runningContainerId(namespace, pod);
   if (!id) throw new Error(`${namespace}/${pod} has no running container`);
-  const runtime = realNodeRuntimes(clusterStateDir())[0];
-  if (!runtime) throw new Error("no real node runtime");
-  const tasks = execFileSync(
-    join(runtime.containerdDir, "ctr"),
-    ["--address", runtime.address, "-n", "k8s.io", "tasks", "ls"],
-    {
-      encoding: "utf8",
-    },
-  );
-  const pid = tasks
+  const pid = ctrTasks(["ls"])
     .split("\n")
     .map((l) => l.trim().split(/\s+/))
     .find(([task]) => task === id)?.[1];

@@ -330,6 +330,17 @@ async function forkView(
   };
 }
 
+/** SQL run by psql inside a member's pod over loopback, as a client on its side of a partition. */
+function sqlInside(member: string, statement: string): ReturnType<typeof execIn> {
+  return execIn(ns, member, [
+    "sh",
+    "-c",
+    'PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=2 psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -Atqc "$1"',
+    "sql",
+    statement,
+  ]);
+}
+
 // A network partition: the primary's pod cut off (every packet of its interface dropped) while its
 // server runs on. The operator cannot reach it and promotes a standby; clients on the cut-off side
 // (here: psql inside the pod, over loopback) could go on writing to it, writes the promoted
@@ -349,11 +360,7 @@ describe("Postgres fencing on the real node", () => {
     let promoted: Awaited<ReturnType<typeof state>> | undefined;
     for (let i = 1; Date.now() - t0 < 180_000; i++) {
       const at = Date.now();
-      const run = await execIn(ns, old, [
-        "sh",
-        "-c",
-        `PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=2 psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -Atqc "INSERT INTO ha_writes (id) VALUES (-${i})"`,
-      ]);
+      const run = await sqlInside(old, `INSERT INTO ha_writes (id) VALUES (-${i})`);
       local.push({ at, ok: run.code === 0, why: run.stderr.trim().split("\n")[0] ?? "" });
       const s = await state();
       if (s.currentPrimary !== old && s.lastFailover && Date.parse(s.lastFailover.at) > t0) promoted = s;
@@ -389,11 +396,7 @@ describe("Postgres fencing on the real node", () => {
       1000
     ).toFixed(1);
     // Refused because the server stopped itself, not a moment's failure: it stays refused.
-    const still = await execIn(ns, old, [
-      "sh",
-      "-c",
-      `PGPASSWORD="$POSTGRES_PASSWORD" PGCONNECT_TIMEOUT=2 psql -h 127.0.0.1 -U "$POSTGRES_USER" -d "$POSTGRES_DB" -Atqc "SELECT 1"`,
-    ]);
+    const still = await sqlInside(old, "SELECT 1");
     expect(still.code, "the cut-off member answers no query while cut off").not.toBe(0);
 
     const healed = Date.now();
